@@ -1,0 +1,1 @@
+"""Gatewatch's PySide6 tray app. Imports `proxy`; `proxy` never imports this package."""

@@ -1,0 +1,63 @@
+"""The `gatewatch` command.
+
+Each subcommand lives in its own module with `configure(parser)` and `run(args) -> int`, and is
+imported only when it is the one asked for, so `gatewatch run` pulls in nothing it does not need.
+To add a subcommand, add one line to COMMANDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("proxy.cli.run_cmd", "wrap an MCP server: gatewatch run --name NAME -- COMMAND [ARGS...]"),
+    "logs": ("proxy.cli.logs_cmd", "show the audit log"),
+    "stats": ("proxy.cli.stats_cmd", "counts and latency from the audit log"),
+    "version": ("proxy.cli.version_cmd", "version, Python, platform, database"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    lines = "\n".join(f"  {name:<10} {help_}" for name, (_, help_) in COMMANDS.items())
+    return argparse.ArgumentParser(
+        prog="gatewatch",
+        description="Gatewatch: a local security gateway for MCP tool servers.\n"
+        "With no command, starts the tray app.",
+        epilog=f"commands:\n{lines}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        from app.main import main as app_main
+
+        return app_main([])
+    name = argv[0]
+    if name in ("-h", "--help"):
+        _top_parser().print_help()
+        return 0
+    if name == "--version":
+        from proxy import __version__
+
+        print(f"gatewatch {__version__}")
+        return 0
+    if name not in COMMANDS:
+        _top_parser().print_usage(sys.stderr)
+        print(f"gatewatch: unknown command {name!r}; see `gatewatch --help`", file=sys.stderr)
+        return 2
+    module_name, help_ = COMMANDS[name]
+    module = import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"gatewatch {name}", description=help_)
+    module.configure(parser)
+    args = parser.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,1 @@
+"""The one SQLite file every proxy, the CLI and the app share."""
