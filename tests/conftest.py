@@ -1,0 +1,21 @@
+"""Fixtures shared by every test. Plain helpers live in tests/support.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def gw_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own GATEWATCH_HOME; nothing touches the real user's state."""
+    home = tmp_path / "gwhome"
+    home.mkdir()
+    monkeypatch.setenv("GATEWATCH_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def db_file(gw_home: Path) -> Path:
+    return gw_home / "data" / "gatewatch.db"

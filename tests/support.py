@@ -1,0 +1,40 @@
+"""Helpers for tests: where the real MCP servers are and how to launch Gatewatch."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
+UPSTREAMS = ROOT / "tests" / "upstreams"
+
+# `gatewatch` as a subprocess, the way a client launches it (no reliance on PATH).
+GATEWATCH = [sys.executable, "-m", "proxy"]
+
+
+def npm_server(name: str) -> str:
+    """Path of an npm reference server installed by tests/run.sh (never downloaded at run time)."""
+    path = NPM_BIN / f"mcp-server-{name}"
+    if not path.exists():
+        pytest.fail(
+            f"{path} is missing: run `bash tests/run.sh` (it installs the npm reference servers)"
+        )
+    return str(path)
+
+
+def upstream(name: str) -> list[str]:
+    """Command line of a small upstream written with the mcp SDK, under tests/upstreams/."""
+    return [sys.executable, str(UPSTREAMS / f"{name}.py")]
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for subprocesses: this test's GATEWATCH_HOME and the repo on sys.path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    if extra:
+        env.update(extra)
+    return env
