@@ -17,6 +17,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("proxy.cli.logs_cmd", "show the audit log"),
     "stats": ("proxy.cli.stats_cmd", "counts and latency from the audit log"),
     "version": ("proxy.cli.version_cmd", "version, Python, platform, database"),
+    "doctor": ("proxy.cli.doctor_cmd", "check the environment: Python, Qt, database, packs, clients"),
+    "serve": ("proxy.cli.serve_cmd", "run Gatewatch itself as an MCP server over stdio"),
 }
 
 

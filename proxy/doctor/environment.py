@@ -1,0 +1,127 @@
+"""Checks of the machine: Python, Qt and the system tray, the keyring backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from proxy.doctor import qt_libs
+from proxy.doctor.report import CheckResult, Status
+
+MIN_PYTHON = (3, 10)
+QT_PROBE_TIMEOUT_S = 20.0
+
+
+def check_python() -> list[CheckResult]:
+    version = ".".join(map(str, sys.version_info[:3]))
+    where = f"{version} at {sys.executable}"
+    if sys.version_info[:2] < MIN_PYTHON:
+        return [CheckResult("python", Status.FAIL, where, "Gatewatch needs Python 3.10 or newer")]
+    return [CheckResult("python", Status.OK, where)]
+
+
+def _has_display() -> bool:
+    if not sys.platform.startswith("linux"):
+        return True
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True  # the user chose a platform (e.g. offscreen): let Qt try it
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _uses_xcb() -> bool:
+    chosen = os.environ.get("QT_QPA_PLATFORM", "")
+    if chosen:
+        return chosen.startswith("xcb")
+    return bool(os.environ.get("DISPLAY")) and not os.environ.get("WAYLAND_DISPLAY")
+
+
+def check_qt_libraries() -> list[CheckResult]:
+    if not sys.platform.startswith("linux"):
+        return []
+    plugin = qt_libs.xcb_plugin()
+    if plugin is None:
+        return [
+            CheckResult(
+                "qt-libs", Status.FAIL, "PySide6's xcb platform plugin is missing",
+                "reinstall Gatewatch: installer/install.sh",
+            )
+        ]
+    missing = qt_libs.missing_libraries(plugin)
+    if not missing:
+        return [CheckResult("qt-libs", Status.OK, "system libraries for Qt's xcb platform found")]
+    # Only an X11 session needs them; elsewhere the tray app uses another platform plugin.
+    status = Status.FAIL if _uses_xcb() else Status.WARN
+    return [
+        CheckResult(
+            "qt-libs", status, f"missing system libraries: {', '.join(missing)}",
+            "install them: " + "; or ".join(qt_libs.install_commands(missing)),
+        )
+    ]
+
+
+def check_qt_platform() -> list[CheckResult]:
+    if not _has_display():
+        return [
+            CheckResult(
+                "qt", Status.WARN, "no graphical session (DISPLAY and WAYLAND_DISPLAY unset)",
+                "the tray app needs a desktop session; proxies work without it",
+            )
+        ]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "proxy.doctor.qt_probe"],
+            capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return [
+            CheckResult(
+                "qt", Status.FAIL, f"Qt did not start within {QT_PROBE_TIMEOUT_S:.0f} s",
+                "run `QT_DEBUG_PLUGINS=1 gatewatch` to see where Qt hangs",
+            )
+        ]
+    if done.returncode != 0:
+        last = next((ln for ln in reversed(done.stderr.splitlines()) if ln.strip()), "")
+        return [
+            CheckResult(
+                "qt", Status.FAIL, f"Qt platform plugin failed to load: {last or done.returncode}",
+                "see the qt-libs line; `QT_DEBUG_PLUGINS=1 gatewatch` shows the details",
+            )
+        ]
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    platform = f"Qt {probe['qt']}, platform {probe['platform']}"
+    results = [CheckResult("qt", Status.OK, f"{platform} loads")]
+    if probe["tray"]:
+        results.append(CheckResult("tray", Status.OK, "system tray available"))
+    else:
+        results.append(
+            CheckResult(
+                "tray", Status.WARN, f"no system tray on platform {probe['platform']}",
+                "on GNOME install the AppIndicator extension; approvals still pop up as dialogs",
+            )
+        )
+    return results
+
+
+def check_keyring() -> list[CheckResult]:
+    import keyring
+    from keyring.backends import fail
+
+    backend = keyring.get_keyring()
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if isinstance(backend, fail.Keyring) or getattr(backend, "priority", 1) <= 0:
+        return [
+            CheckResult(
+                "keyring", Status.WARN, f"no usable keyring backend ({name})",
+                "install and unlock a Secret Service provider (e.g. gnome-keyring or KWallet)",
+            )
+        ]
+    if type(backend).__module__.startswith("keyrings.alt"):
+        return [
+            CheckResult(
+                "keyring", Status.WARN, f"backend {name} keeps secrets unencrypted",
+                "install and unlock a Secret Service provider (e.g. gnome-keyring or KWallet)",
+            )
+        ]
+    return [CheckResult("keyring", Status.OK, f"backend {name}")]

@@ -1,0 +1,1 @@
+"""`gatewatch serve`: Gatewatch as an MCP server. Imports the mcp SDK: never on the proxy path."""
