@@ -47,7 +47,7 @@ MIGRATIONS: list[str] = [
         verdict          TEXT,                  -- allow | deny | ask | pass | warn | block
         contract         TEXT,                  -- which contract or detector policy fired
         reason           TEXT,
-        decided_by       TEXT,                  -- rules | trust | elicitation | app | fallback | timeout
+        decided_by       TEXT,                  -- rules|trust|elicitation|app|fallback|timeout
         detail           TEXT,                  -- JSON: rule ids, taint source, grant, diff ...
         latency_ms       REAL,
         trace_id         TEXT,

@@ -1,0 +1,61 @@
+"""Newline-delimited frames from a byte stream, with bounded memory for oversize lines.
+
+A line up to `max_line` bytes comes out whole. A longer one comes out in pieces (`Piece`), so the
+relay can forward it untouched without holding tens of megabytes, and audit it as oversize.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+READ_SIZE = 1 << 18
+
+
+@dataclass(slots=True)
+class Line:
+    data: bytes  # includes the trailing b"\n" unless the stream ended without one
+
+
+@dataclass(slots=True)
+class Piece:
+    data: bytes
+    first: bool
+    last: bool
+
+
+async def read_frames(reader: asyncio.StreamReader, max_line: int) -> AsyncIterator[Line | Piece]:
+    buf = bytearray()
+    streaming = False  # inside an oversize line
+    while True:
+        chunk = await reader.read(READ_SIZE)
+        if not chunk:
+            if streaming:
+                yield Piece(bytes(buf), first=False, last=True)
+            elif buf:
+                yield Line(bytes(buf))
+            return
+        if streaming:
+            nl = chunk.find(b"\n")
+            if nl == -1:
+                yield Piece(chunk, first=False, last=False)
+                continue
+            yield Piece(chunk[: nl + 1], first=False, last=True)
+            streaming = False
+            buf += chunk[nl + 1 :]
+        else:
+            buf += chunk
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl == -1:
+                break
+            yield Line(bytes(buf[start : nl + 1]))
+            start = nl + 1
+        if start:
+            del buf[:start]
+        if len(buf) > max_line:
+            yield Piece(bytes(buf), first=True, last=False)
+            buf.clear()
+            streaming = True

@@ -1,0 +1,114 @@
+"""The call gate: one place where the relay asks the engine, the detector and the ask chain.
+
+The relay knows frames; the gate knows decisions. Each component is optional (a proxy without
+a policy engine allows, without a detector passes), and any exception inside a component turns
+into the safe answer (deny a call, block a result): fail closed.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+BLOCK_PREFIX = "[gatewatch blocked]"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # allow | deny | ask
+    contract: str
+    reason: str
+    destination: str | None = None
+    origin: dict[str, Any] | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def audit_detail(self) -> dict[str, Any] | None:
+        out = dict(self.detail)
+        if self.destination is not None:
+            out["destination"] = self.destination
+        if self.origin is not None:
+            out["origin"] = self.origin
+        return out or None
+
+
+@dataclass(frozen=True)
+class ResultCheck:
+    verdict: str  # pass | warn | block
+    reason: str = ""
+    score: float = 0.0
+    rules: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    elapsed_ms: float = 0.0
+
+    def audit_detail(self) -> dict[str, Any] | None:
+        if self.verdict == "pass" and not self.notes:
+            return None
+        return {
+            "score": round(self.score, 3),
+            "rules": list(self.rules),
+            "notes": list(self.notes),
+            "scan_ms": round(self.elapsed_ms, 3),
+        }
+
+
+ALLOW = Verdict("allow", "default", "no contract applies")
+PASS = ResultCheck("pass")
+
+
+def _complain(what: str) -> None:
+    print(f"gatewatch: internal error in {what}; failing closed", file=sys.stderr)
+    traceback.print_exc(file=sys.stderr)
+
+
+class Gate:
+    def __init__(self, engine: Any = None, detector: Any = None) -> None:
+        self.engine = engine
+        self.detector = detector
+        self.paused = False
+
+    def decide(self, tool: str, arguments: dict[str, Any]) -> Verdict:
+        if self.paused:
+            return Verdict("deny", "paused", "server paused in Gatewatch")
+        if self.engine is None:
+            return ALLOW
+        try:
+            d = self.engine.decide(tool, arguments)
+            return Verdict(d.verdict, d.contract, d.reason, d.destination, d.origin, d.detail)
+        except Exception:
+            _complain("the decision engine")
+            return Verdict("deny", "internal", "Gatewatch could not evaluate this call")
+
+    def tools_listed(self, tools: list[Any]) -> None:
+        if self.engine is not None:
+            try:
+                self.engine.tools_listed(tools)
+            except Exception:
+                _complain("tool pinning")
+
+    def tools_changed(self) -> None:
+        if self.engine is not None:
+            try:
+                self.engine.tools_changed()
+            except Exception:
+                _complain("tool pinning")
+
+    def result_seen(self, tool: str, result: dict[str, Any]) -> None:
+        if self.engine is not None:
+            try:
+                self.engine.result_seen(tool, result)
+            except Exception:
+                _complain("taint tracking")
+
+    def inspect(self, method: str, result: dict[str, Any]) -> ResultCheck:
+        if self.detector is None:
+            return PASS
+        try:
+            r = self.detector.inspect_result(method, result)
+        except Exception:
+            _complain("the injection detector")
+            return ResultCheck("block", "Gatewatch could not inspect this result")
+        return ResultCheck(
+            r.verdict, r.reason, r.score, tuple(r.rules), tuple(r.notes), r.elapsed_ms
+        )

@@ -1,0 +1,200 @@
+"""One proxy run from start to exit: spawn the upstream, relay until one side ends, clean up.
+
+Shutdown order: client closes stdin → the upstream's stdin is closed, then SIGTERM, then
+SIGKILL after grace periods. The upstream exits → the audit is flushed and the proxy exits with
+the upstream's code. SIGINT/SIGTERM/SIGHUP → the same as a client that went away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from proxy import jsonrpc, upstream
+from proxy.audit import AuditEvent, AuditWriter
+from proxy.framing import Line, read_frames
+from proxy.gate import Gate
+from proxy.redact import redact_argv
+from proxy.relay import MAX_PARSE, Relay
+from proxy.session import Session
+from proxy.stdio import open_stdin, open_stdout
+
+FIRST_REQUEST_WAIT = 10.0
+DRAIN_WAIT = upstream.TERM_GRACE + upstream.KILL_GRACE + 1.0
+
+
+@dataclass
+class RunOptions:
+    name: str
+    argv: list[str]
+    db_path: Path
+    policy_path: Path | None = None
+    max_parse: int = MAX_PARSE
+
+
+INSERT_SESSION = (
+    "INSERT INTO sessions (id, server, command, pid, upstream_pid, started_at) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+END_SESSION = "UPDATE sessions SET ended_at = ?, exit_code = ?, end_reason = ? WHERE id = ?"
+UPDATE_CLIENT = (
+    "UPDATE sessions SET client_name = ?, client_version = ?, protocol_version = ?, era = ?, "
+    "can_elicit = ? WHERE id = ?"
+)
+
+
+def upstream_env() -> dict[str, str]:
+    """The upstream gets our environment unchanged (never printed or audited)."""
+    return dict(os.environ)
+
+
+async def run_proxy(opts: RunOptions) -> int:
+    session = Session(server=opts.name, command=redact_argv(opts.argv))
+    audit = AuditWriter(opts.db_path, session.id, session.server)
+    try:
+        proc = await upstream.spawn(opts.argv, upstream_env())
+    except upstream.UpstreamStartError as exc:
+        return await _start_failed(session, audit, str(exc), opts)
+    session.upstream_pid = proc.pid
+    await audit.start()
+    audit.execute(
+        INSERT_SESSION,
+        (
+            session.id,
+            session.server,
+            jsonrpc.dumps(session.command).decode(),
+            session.pid,
+            proc.pid,
+            session.started_at,
+        ),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    relay = Relay(
+        session,
+        Gate(),
+        audit,
+        await open_stdin(opts.max_parse),
+        await open_stdout(),
+        proc.stdin,
+        proc.stdout,
+        max_parse=opts.max_parse,
+    )
+    relay.on_session_change = lambda: _client_changed(audit, session)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+
+    c2s = asyncio.create_task(relay.pump_client(), name="client-to-server")
+    s2c = asyncio.create_task(relay.pump_server(), name="server-to-client")
+    stopper = asyncio.create_task(stop.wait(), name="signals")
+    done, _ = await asyncio.wait({c2s, s2c, stopper}, return_when=asyncio.FIRST_COMPLETED)
+
+    if s2c in done:
+        reason = "upstream exited"
+    elif c2s in done:
+        reason = "client closed"
+    else:
+        reason = "signal"
+    for task in done:
+        if task is not stopper and task.exception() is not None:
+            reason = f"internal error: {task.exception()!r}"
+            print(f"gatewatch: relay failed: {task.exception()!r}", file=sys.stderr)
+
+    relay.client_closed() if reason != "upstream exited" else None
+    code = await upstream.stop(proc)
+    # Whatever the upstream still wrote before exiting reaches the client (and the audit).
+    if not s2c.done():
+        try:
+            await asyncio.wait_for(s2c, DRAIN_WAIT)
+        except (TimeoutError, Exception):
+            s2c.cancel()
+    for task in (c2s, stopper, *relay.held.values()):
+        task.cancel()
+    await asyncio.gather(c2s, stopper, *relay.held.values(), return_exceptions=True)
+
+    await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail={"exit_code": code}))
+    audit.execute(END_SESSION, (time.time(), code, reason, session.id))
+    await audit.close()
+    return code
+
+
+def _client_changed(audit: AuditWriter, session: Session) -> None:
+    info = session.client_info or {}
+    audit.execute(
+        UPDATE_CLIENT,
+        (
+            info.get("name"),
+            info.get("version"),
+            session.protocol_version,
+            session.era,
+            int(session.can_elicit),
+            session.id,
+        ),
+    )
+
+
+async def _start_failed(
+    session: Session, audit: AuditWriter, message: str, opts: RunOptions
+) -> int:
+    """Say why on stderr, audit it, and answer the client's first request with an error."""
+    print(f"gatewatch: {message}", file=sys.stderr)
+    now = time.time()
+    await audit.start()
+    audit.execute(
+        INSERT_SESSION,
+        (
+            session.id,
+            session.server,
+            jsonrpc.dumps(session.command).decode(),
+            session.pid,
+            None,
+            now,
+        ),
+    )
+    await audit.put_wait(
+        AuditEvent("gw", "lifecycle", verdict="deny", contract="upstream", reason=message)
+    )
+    client_in = await open_stdin(opts.max_parse)
+    client_out = await open_stdout()
+    try:
+        async with asyncio.timeout(FIRST_REQUEST_WAIT):
+            async for frame in read_frames(client_in, opts.max_parse):
+                if not isinstance(frame, Line):
+                    continue
+                try:
+                    msg = jsonrpc.loads(frame.data)
+                except ValueError:
+                    continue
+                if jsonrpc.kind_of(msg) == "request":
+                    out = jsonrpc.error_response(msg.get("id"), -32000, f"gatewatch: {message}")
+                    client_out.write(out)
+                    await client_out.drain()
+                    await audit.put_wait(
+                        AuditEvent(
+                            "gw2c",
+                            "error",
+                            method=msg.get("method"),
+                            rpc_id=jsonrpc.id_text(msg.get("id")),
+                            size=len(out),
+                            verdict="deny",
+                            contract="upstream",
+                            reason=message,
+                        )
+                    )
+                    break
+    except (TimeoutError, OSError):
+        pass
+    code = 127 if "not found" in message else 126
+    audit.execute(END_SESSION, (time.time(), code, "upstream failed to start", session.id))
+    await audit.close()
+    return code
