@@ -69,10 +69,12 @@ MIGRATIONS: list[str] = [
         digest           TEXT NOT NULL,         -- hash of name + description + input schema
         description      TEXT,
         input_schema     TEXT,                  -- JSON
+        annotations      TEXT,                  -- JSON: title and MCP annotations
         status           TEXT NOT NULL,         -- approved | pending | rejected
         pending_digest   TEXT,                  -- a changed version awaiting a human
         pending_description TEXT,
         pending_schema   TEXT,
+        pending_annotations TEXT,
         first_seen       REAL NOT NULL,
         updated_at       REAL NOT NULL,
         PRIMARY KEY (server, tool)
@@ -89,7 +91,7 @@ MIGRATIONS: list[str] = [
         session_id       TEXT,
         ts               REAL NOT NULL
     );
-    CREATE INDEX taint_value ON taint(value);
+    CREATE INDEX taint_value ON taint(value, provenance);
 
     -- Remembered human approvals: server + tool + destination, never a destination alone.
     CREATE TABLE trust (
