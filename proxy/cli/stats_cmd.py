@@ -1,0 +1,63 @@
+"""`gatewatch stats`: what went through Gatewatch, by server, method and verdict."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from proxy.cli.logs_cmd import open_db
+from proxy.store.queries import EventFilter, counts, latency_percentiles
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", help="only this server")
+    parser.add_argument("--since", type=float, metavar="HOURS", help="only the last HOURS hours")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--db", type=Path, help="audit database (default: per-user data dir)")
+
+
+def run(args: argparse.Namespace) -> int:
+    conn = open_db(args.db)
+    if conn is None:
+        return 0
+    flt = EventFilter(
+        server=args.server, since=time.time() - args.since * 3600 if args.since else None
+    )
+    calls = EventFilter(**{**flt.__dict__, "method": "tools/call"})
+    total = conn.execute("SELECT COUNT(*) FROM events" + flt.where()[0], flt.where()[1]).fetchone()[
+        0
+    ]
+    report = {
+        "schema": 1,
+        "events": total,
+        "by_server": {r["key"]: r["n"] for r in counts(conn, "server", flt)},
+        "by_method": {r["key"]: r["n"] for r in counts(conn, "method", flt)},
+        "by_verdict": {r["key"]: r["n"] for r in counts(conn, "verdict", flt)},
+        "top_tools": {r["key"]: r["n"] for r in counts(conn, "tool", calls, limit=10)},
+        "latency_ms": latency_percentiles(conn, flt),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{total} events in the audit log" + (f" for {args.server}" if args.server else ""))
+    for title, key in (
+        ("by server", "by_server"),
+        ("by method", "by_method"),
+        ("by verdict", "by_verdict"),
+        ("top tools (tools/call rows)", "top_tools"),
+    ):
+        section = report[key]
+        assert isinstance(section, dict)
+        if not section:
+            continue
+        print(f"\n{title}:")
+        width = max(len(str(k)) for k in section)
+        for name, n in section.items():
+            print(f"  {name:<{width}}  {n:>8}")
+    lat = report["latency_ms"]
+    assert isinstance(lat, dict)
+    if lat.get("p50") is not None:
+        print(f"\nlatency (request → response): p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
+    return 0
