@@ -36,6 +36,7 @@ class RunOptions:
     db_path: Path
     policy_path: Path | None = None
     max_parse: int = MAX_PARSE
+    health_port: int | None = None
 
 
 INSERT_SESSION = (
@@ -49,9 +50,24 @@ UPDATE_CLIENT = (
 )
 
 
+KEYRING_REF = "gatewatch-keyring:"
+
+
 def upstream_env() -> dict[str, str]:
-    """The upstream gets our environment unchanged (never printed or audited)."""
-    return dict(os.environ)
+    """Our environment for the upstream (never printed or audited), with keyring refs resolved.
+
+    A config wrapped with --secrets-to-keyring holds `gatewatch-keyring:` references instead of
+    secrets; an unresolvable one means the upstream is not started (fail closed).
+    """
+    env = dict(os.environ)
+    if any(value.startswith(KEYRING_REF) for value in env.values()):
+        from proxy.clients.secrets import KeyringError, resolve_env_refs
+
+        try:
+            return resolve_env_refs(env)
+        except KeyringError as exc:
+            raise upstream.UpstreamStartError(f"cannot start upstream: {exc}") from None
+    return env
 
 
 async def run_proxy(opts: RunOptions) -> int:
@@ -94,6 +110,17 @@ async def run_proxy(opts: RunOptions) -> int:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
 
+    health = None
+    if opts.health_port is not None:
+        from proxy.health import serve_health, session_status
+
+        try:
+            health = await serve_health(
+                opts.health_port, lambda: session_status(session, lambda: proc.returncode is None)
+            )
+        except OSError as exc:
+            print(f"gatewatch: health port {opts.health_port}: {exc}", file=sys.stderr)
+
     c2s = asyncio.create_task(relay.pump_client(), name="client-to-server")
     s2c = asyncio.create_task(relay.pump_server(), name="server-to-client")
     stopper = asyncio.create_task(stop.wait(), name="signals")
@@ -122,6 +149,8 @@ async def run_proxy(opts: RunOptions) -> int:
         task.cancel()
     await asyncio.gather(c2s, stopper, *relay.held.values(), return_exceptions=True)
 
+    if health is not None:
+        health.close()
     await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail={"exit_code": code}))
     audit.execute(END_SESSION, (time.time(), code, reason, session.id))
     await audit.close()

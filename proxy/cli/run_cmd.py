@@ -19,6 +19,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=64,
         help="frames larger than this are forwarded uninspected and audited as oversize",
     )
+    parser.add_argument(
+        "--health-port",
+        type=int,
+        metavar="N",
+        help="serve GET /health on 127.0.0.1:N (for supervisors)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the upstream server's command")
 
 
@@ -42,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
         db_path=args.db or paths.db_path(),
         policy_path=args.policy,
         max_parse=int(args.max_frame_mb * 1024 * 1024),
+        health_port=args.health_port,
     )
     return asyncio.run(run_proxy(opts))
