@@ -36,7 +36,7 @@ async def serve_health(port: int, status: Callable[[], dict[str, Any]]) -> async
                 + payload
             )
             await asyncio.wait_for(writer.drain(), READ_DEADLINE)
-        except (asyncio.TimeoutError, ConnectionError, ValueError):
+        except (TimeoutError, ConnectionError, ValueError):
             pass
         finally:
             busy -= 1
