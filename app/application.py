@@ -1,0 +1,108 @@
+"""Wires the parts together: hub, questions, popup, tray, window, notifications, settings."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
+
+from app import autostart, settings_store, store
+from app.ask_controller import AskController
+from app.hub import Hub
+from app.live_proxies import LiveProxy
+from app.main_window import MainWindow
+from app.notifier import Notifier
+from app.popup import ApprovalPopup
+from app.settings_store import AppSettings
+from app.tray import Tray
+from app.tray_state import TrayFacts
+
+log = logging.getLogger(__name__)
+
+
+class GatewatchApp(QObject):
+    def __init__(self, conn: sqlite3.Connection, hub: Hub, settings_path: Path,
+                 settings: AppSettings) -> None:
+        super().__init__()
+        self.conn = conn
+        self.hub = hub
+        self.settings = settings
+        self.popup = ApprovalPopup()
+        self.asks = AskController(hub, self.popup, lambda: self.settings.popup_timeout, self)
+        self.tray = Tray(self)
+        self.window = MainWindow(conn, hub, settings_path, settings)
+        self.notifier = Notifier(self.tray, conn, self)
+
+        hub.proxies_changed.connect(self.update_tray)
+        hub.proxy_joined.connect(self._on_proxy_joined)
+        hub.show_requested.connect(self.window.bring_forward)
+        hub.noticed.connect(self.notifier.notice)
+        self.asks.changed.connect(self.update_tray)
+        self.window.opened.connect(self.asks.clear_missed)
+        self.window.servers.pause_changed.connect(self.update_tray)
+        self.window.trust.changed.connect(self._reload_proxies)
+        self.window.settings.saved.connect(self._settings_saved)
+        self.notifier.open_event.connect(self.window.open_event)
+        self.tray.open_requested.connect(self.window.bring_forward)
+        self.tray.pause_all_requested.connect(self.pause_all)
+        self.tray.quit_requested.connect(self.quit)
+        self.update_tray()
+
+    def start(self) -> None:
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self.tray.show()
+        else:
+            self.window.quit_on_close = True
+            self.window.say("No system tray was found, so Gatewatch runs in this window. "
+                            "Keep it open: closing it stops the approval popups.")
+            self.window.bring_forward()
+
+    def all_paused(self) -> bool:
+        return store.ALL_SERVERS in store.paused_servers(self.conn)
+
+    def update_tray(self) -> None:
+        self.tray.update(TrayFacts(
+            proxies=len(self.hub.proxies()),
+            pending=self.asks.queue.pending_calls(),
+            missed=self.asks.missed,
+            all_paused=self.all_paused(),
+        ))
+
+    def pause_all(self, pause: bool) -> None:
+        store.set_paused(self.conn, store.ALL_SERVERS, pause)
+        if not pause:  # resume all clears the per-server switches too
+            for server in store.paused_servers(self.conn):
+                store.set_paused(self.conn, server, False)
+        self.hub.broadcast({"type": "control", "action": "pause" if pause else "resume"})
+        self.update_tray()
+        self.window.servers.refresh_proxies()
+
+    def _on_proxy_joined(self, proxy: LiveProxy) -> None:
+        # A proxy that starts while its server is paused learns it at once.
+        if store.is_paused(self.conn, proxy.server):
+            self.hub.send(proxy.session_id, {"type": "control", "action": "pause"})
+
+    def _reload_proxies(self) -> None:
+        self.hub.broadcast({"type": "control", "action": "reload"})
+
+    def _settings_saved(self, settings: AppSettings) -> None:
+        if settings.start_at_login != self.settings.start_at_login:
+            autostart.set_enabled(settings.start_at_login)
+        self.settings = settings
+        self._reload_proxies()
+
+    def quit(self) -> None:
+        self.hub.close()
+        QApplication.quit()
+
+
+def load_settings(path: Path) -> tuple[AppSettings, str]:
+    """Settings, or the defaults and a message saying what is wrong with the file."""
+    try:
+        return settings_store.load(path), ""
+    except settings_store.SettingsError as exc:
+        log.error("%s", exc)
+        return AppSettings(), f"{exc}. Using the defaults until it is fixed."

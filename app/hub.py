@@ -1,0 +1,200 @@
+"""The hub: the app's end of the local socket. One connection per proxy, line-framed JSON.
+
+Only transport and bookkeeping of who is connected; questions, popups and the database are
+other modules' jobs (they listen to the signals).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+from app import socket_path
+from app.line_framing import LineDecoder, encode
+from app.live_proxies import LiveProxy
+
+log = logging.getLogger(__name__)
+
+PROTOCOL = 1
+HEARTBEAT_MS = 5_000
+TOUCH_MS = 30 * 60 * 1000
+
+
+class HubError(RuntimeError):
+    """The socket could not be served; the message says why."""
+
+
+class _Link:
+    """One accepted connection and what it has told us."""
+
+    def __init__(self, sock: QLocalSocket) -> None:
+        self.sock = sock
+        self.decoder = LineDecoder()
+        self.proxy: LiveProxy | None = None
+        self.greeted = False
+
+
+class Hub(QObject):
+    proxies_changed = Signal()
+    proxy_joined = Signal(object)  # LiveProxy, right after its hello
+    asked = Signal(dict)  # an `ask` message
+    cancelled = Signal(str, str)  # ask_id, reason
+    proxy_left = Signal(str)  # session_id: its questions are void
+    noticed = Signal(dict)  # a `notice` message
+    show_requested = Signal()  # a second launch wants the window
+
+    def __init__(self, version: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._version = version
+        self._server = QLocalServer(self)
+        self._server.newConnection.connect(self._accept)
+        self._links: list[_Link] = []
+        self._heartbeat = QTimer(self, interval=HEARTBEAT_MS)
+        self._heartbeat.timeout.connect(lambda: self.broadcast({"type": "heartbeat"}))
+        self._touch = QTimer(self, interval=TOUCH_MS)
+        self._touch.timeout.connect(self._touch_socket)
+
+    # -- serving ------------------------------------------------------------------------------
+
+    def listen(self) -> bool:
+        """Serve the socket. False when another server already does (then do not serve)."""
+        socket_path.prepare_dir()
+        if socket_path.someone_serves():
+            return False
+        name = socket_path.server_name()
+        if not self._server.listen(name):
+            # Lost a race with another starting app, or a file that is not ours.
+            if socket_path.someone_serves():
+                return False
+            raise HubError(f"cannot listen on {name}: {self._server.errorString()}")
+        if sys.platform != "win32":
+            # Set by hand: UserAccessOption breaks address-in-use detection (QTBUG-48635).
+            os.chmod(name, 0o600)
+        self._heartbeat.start()
+        self._touch.start()
+        log.info("serving %s", name)
+        return True
+
+    def close(self) -> None:
+        for link in list(self._links):
+            link.sock.abort()
+        self._server.close()
+
+    def _touch_socket(self) -> None:
+        # Runtime-dir cleaners remove files with an old access time.
+        if sys.platform != "win32":
+            try:
+                os.utime(socket_path.socket_file())
+            except OSError as exc:
+                log.warning("cannot touch the socket: %s", exc)
+
+    # -- who is connected ---------------------------------------------------------------------
+
+    def proxies(self) -> list[LiveProxy]:
+        return [link.proxy for link in self._links if link.proxy is not None]
+
+    def send(self, session_id: str, message: dict[str, Any]) -> bool:
+        for link in self._links:
+            if link.proxy is not None and link.proxy.session_id == session_id:
+                link.sock.write(encode(message))
+                link.sock.flush()
+                return True
+        return False
+
+    def broadcast(self, message: dict[str, Any], server: str | None = None) -> int:
+        """Send to every proxy (or every proxy of one server); how many got it."""
+        count = 0
+        data = encode(message)
+        for link in self._links:
+            if link.proxy is not None and (server is None or link.proxy.server == server):
+                link.sock.write(data)
+                link.sock.flush()
+                count += 1
+        return count
+
+    # -- connections --------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        while (sock := self._server.nextPendingConnection()) is not None:
+            link = _Link(sock)
+            self._links.append(link)
+            sock.readyRead.connect(lambda link=link: self._read(link))
+            sock.disconnected.connect(lambda link=link: self._drop(link))
+            sock.write(
+                encode(
+                    {
+                        "type": "hello",
+                        "protocol": PROTOCOL,
+                        "role": "app",
+                        "name": "Gatewatch",
+                        "version": self._version,
+                    }
+                )
+            )
+            sock.flush()
+
+    def _read(self, link: _Link) -> None:
+        for message in link.decoder.feed(bytes(link.sock.readAll().data())):
+            if link not in self._links:
+                return
+            self._handle(link, message)
+
+    def _handle(self, link: _Link, msg: dict[str, Any]) -> None:
+        kind = msg["type"]
+        if not link.greeted:
+            if kind != "hello":
+                log.warning("ignoring %r before hello", kind)
+                return
+            protocol = msg.get("protocol")
+            if not isinstance(protocol, int) or protocol > PROTOCOL:
+                log.warning("closing a peer that speaks protocol %r", protocol)
+                link.sock.disconnectFromServer()
+                return
+            link.greeted = True
+            if msg.get("role") == "proxy":
+                link.proxy = LiveProxy.from_hello(msg)
+                self.proxy_joined.emit(link.proxy)
+                self.proxies_changed.emit()
+            return
+        if kind == "show":
+            self.show_requested.emit()
+            return
+        if link.proxy is None:
+            return
+        if kind in ("session", "heartbeat"):
+            link.proxy.update(msg)
+            self.proxies_changed.emit()
+        elif kind == "ask":
+            # A proxy only asks about its own session.
+            self.asked.emit({**msg, "session_id": link.proxy.session_id})
+        elif kind == "cancel" and isinstance(msg.get("ask_id"), str):
+            self.cancelled.emit(msg["ask_id"], str(msg.get("reason") or "cancelled"))
+        elif kind == "notice":
+            self.noticed.emit(msg)
+
+    def _drop(self, link: _Link) -> None:
+        if link not in self._links:
+            return
+        self._links.remove(link)
+        link.sock.deleteLater()
+        if link.proxy is not None:
+            self.proxy_left.emit(link.proxy.session_id)
+            self.proxies_changed.emit()
+
+
+def wake_running_app(timeout_ms: int = 2000) -> bool:
+    """Ask the app that serves the socket to bring its window forward."""
+    sock = QLocalSocket()
+    sock.connectToServer(socket_path.server_name())
+    if not sock.waitForConnected(timeout_ms):
+        return False
+    sock.write(encode({"type": "hello", "protocol": PROTOCOL, "role": "launcher"}))
+    sock.write(encode({"type": "show"}))
+    ok = sock.waitForBytesWritten(timeout_ms)
+    sock.disconnectFromServer()
+    return ok

@@ -1,0 +1,204 @@
+"""The tray app's logic without Qt: queue and merge, countdown, grants, tray state, framing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.countdown import Countdown, popup_seconds
+from app.grants import Answer, Remember, decision_message
+from app.line_framing import LineDecoder, encode
+from app.questions import Question, QuestionQueue
+from app.rate_limit import RateLimiter
+from app.settings_store import AppSettings, SettingsError, load, save
+from app.tray_state import TrayFacts, TrayState, tray_state
+
+
+def ask(ask_id: str, session: str = "s1", server: str = "gmail", tool: str = "send_email",
+        destination: str | None = "new@random.com", deadline: float = 115) -> Question:
+    return Question.from_message(
+        {"type": "ask", "ask_id": ask_id, "session_id": session, "server": server, "tool": tool,
+         "destination": destination, "arguments_preview": "{}", "contract": "sink_gate",
+         "reason": "untrusted", "deadline_s": deadline},
+        now=1000.0,
+    )
+
+
+def test_identical_questions_merge_and_one_answer_settles_all() -> None:
+    queue = QuestionQueue()
+    queue.add(ask("a-1", session="s1"))
+    queue.add(ask("b-1", session="s2"))  # same server, tool, destination from another proxy
+    queue.add(ask("a-2", destination="other@x.org"))
+    assert len(queue) == 2
+    assert queue.pending_calls() == 3
+    group = queue.current()
+    assert group is not None
+    settled = queue.settle(group)
+    assert [q.ask_id for q in settled] == ["a-1", "b-1"]
+    current = queue.current()
+    assert current is not None and current.first.destination == "other@x.org"
+
+
+def test_questions_keep_arrival_order_and_duplicates_are_ignored() -> None:
+    queue = QuestionQueue()
+    queue.add(ask("1", tool="a"))
+    queue.add(ask("2", tool="b"))
+    queue.add(ask("1", tool="a"))
+    assert [g.first.tool for g in queue.groups()] == ["a", "b"]
+    assert queue.pending_calls() == 2
+
+
+def test_cancel_removes_one_member_and_empty_groups() -> None:
+    queue = QuestionQueue()
+    queue.add(ask("1"))
+    queue.add(ask("2"))
+    assert queue.cancel("1") is not None
+    assert queue.pending_calls() == 1
+    assert queue.cancel("2") is not None
+    assert queue.current() is None
+    assert queue.cancel("unknown") is None
+
+
+def test_proxy_exit_drops_all_its_questions_only() -> None:
+    changes: list[int] = []
+    queue = QuestionQueue(on_change=lambda: changes.append(1))
+    queue.add(ask("a-1", session="a"))
+    queue.add(ask("a-2", session="a", tool="other"))
+    queue.add(ask("b-1", session="b"))
+    changes.clear()
+    dropped = queue.drop_session("a")
+    assert {q.ask_id for q in dropped} == {"a-1", "a-2"}
+    assert [q.ask_id for g in queue.groups() for q in g.members] == ["b-1"]
+    assert changes == [1]
+
+
+def test_group_deadline_is_the_earliest_member() -> None:
+    queue = QuestionQueue()
+    queue.add(ask("1", deadline=100))
+    group = queue.add(ask("2", deadline=30))
+    assert group.seconds_left(now=1010.0) == pytest.approx(20.0)
+    assert popup_seconds(60, group.seconds_left(now=1010.0)) == pytest.approx(20.0)
+    assert popup_seconds(15, group.seconds_left(now=1010.0)) == 15
+
+
+def test_a_changed_tool_question_does_not_merge_with_a_destination_question() -> None:
+    queue = QuestionQueue()
+    queue.add(ask("1", destination=None))
+    queue.add(ask("2"))
+    assert len(queue) == 2
+
+
+def test_malformed_ask_fields_become_safe_defaults() -> None:
+    q = Question.from_message({"type": "ask", "ask_id": "x", "destination": 5, "origin": "no",
+                               "deadline_s": "soon"}, now=0)
+    assert q.destination is None and q.origin is None and q.deadline_s == 0
+
+
+def test_countdown_expires_once_and_pauses_for_good() -> None:
+    c = Countdown(1.0)
+    assert not c.tick(0.5)
+    assert c.label() == "1 s"
+    assert c.tick(0.5)
+    assert not c.tick(0.5)  # already expired: no second deny
+    p = Countdown(10.0)
+    p.pause()
+    assert not p.tick(100.0)
+    assert p.label() == "paused"
+
+
+def test_countdown_can_be_switched_off() -> None:
+    c = Countdown(10.0, enabled=False)
+    assert not c.tick(100.0)
+    assert c.label() == ""
+    assert not Countdown(0).running
+
+
+@pytest.mark.parametrize(
+    ("answer", "remember", "expires"),
+    [
+        (Answer(allow=True), "once", None),
+        (Answer(allow=True, remember=Remember.SESSION), "session", None),
+        (Answer(allow=True, remember=Remember.FOREVER), "forever", None),
+        (Answer(allow=True, remember=Remember.FOREVER, expires_in_s=3600), "forever", 3600),
+        (Answer(allow=True, remember=Remember.SESSION, expires_in_s=3600), "session", None),
+        # A deny is never remembered: it must not become a standing grant or refusal.
+        (Answer(allow=False, remember=Remember.FOREVER), "once", None),
+        (Answer.deny(missed=True), "once", None),
+    ],
+)
+def test_answer_maps_to_decision(answer: Answer, remember: str, expires: float | None) -> None:
+    msg = decision_message("s-3", answer)
+    assert msg == {"type": "decision", "ask_id": "s-3", "allow": answer.allow,
+                   "remember": remember, "expires_in_s": expires}
+
+
+@pytest.mark.parametrize(
+    ("facts", "state"),
+    [
+        (TrayFacts(0, 0, 0, False), TrayState.IDLE),
+        (TrayFacts(2, 0, 0, False), TrayState.RUNNING),
+        (TrayFacts(2, 3, 1, True), TrayState.PENDING),
+        (TrayFacts(2, 0, 1, True), TrayState.MISSED),
+        (TrayFacts(2, 0, 0, True), TrayState.PAUSED),
+        (TrayFacts(0, 0, 0, True), TrayState.PAUSED),
+    ],
+)
+def test_tray_state(facts: TrayFacts, state: TrayState) -> None:
+    assert tray_state(facts) is state
+
+
+def test_framing_handles_split_and_joined_reads() -> None:
+    decoder = LineDecoder()
+    data = encode({"type": "a", "n": 1}) + encode({"type": "b", "text": "é\n"})
+    out = []
+    for i in range(len(data)):  # one byte at a time, splitting the UTF-8 of é too
+        out += decoder.feed(data[i : i + 1])
+    assert out == [{"type": "a", "n": 1}, {"type": "b", "text": "é\n"}]
+    assert LineDecoder().feed(data) == out
+
+
+def test_framing_drops_bad_lines_and_keeps_going() -> None:
+    decoder = LineDecoder(max_line=64)
+    data = (b"not json\n[1,2]\n" + b'{"no_type": 1}\n' + b'{"type":"big","x":"' + b"y" * 200
+            + b'"}\n' + encode({"type": "ok"}))
+    assert decoder.feed(data[:100]) == []
+    assert decoder.feed(data[100:]) == [{"type": "ok"}]
+
+
+def test_rate_limiter() -> None:
+    limit = RateLimiter(limit=2, window_s=10)
+    assert [limit.allow(now=t) for t in (0, 1, 2, 3)] == [True, True, False, False]
+    assert limit.take_suppressed() == 2
+    assert limit.allow(now=10.5)
+
+
+def test_settings_round_trip_keeps_unknown_keys(tmp_path: Path) -> None:
+    path = tmp_path / "settings.yaml"
+    path.write_text("popup_timeout: 30\nother_part: {x: 1}\n")
+    settings = load(path)
+    assert settings.popup_timeout == 30 and settings.ask_timeout == AppSettings().ask_timeout
+    settings.detector = False
+    save(path, settings)
+    import yaml
+
+    raw = yaml.safe_load(path.read_text())
+    assert raw["other_part"] == {"x": 1} and raw["detector"] is False
+    assert load(path).detector is False
+
+
+def test_bad_settings_name_file_line_and_fix(tmp_path: Path) -> None:
+    path = tmp_path / "settings.yaml"
+    path.write_text("popup_timeout: 30\nask_via: [\n")
+    with pytest.raises(SettingsError, match=r"settings.yaml: line \d+"):
+        load(path)
+    path.write_text("popup_timeout: soon\n")
+    with pytest.raises(SettingsError, match="popup_timeout must be int"):
+        load(path)
+
+
+def test_encode_is_one_json_line() -> None:
+    line = encode({"type": "decision", "reason": "a\nb"})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == {"type": "decision", "reason": "a\nb"}
