@@ -19,6 +19,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "version": ("proxy.cli.version_cmd", "version, Python, platform, database"),
     "doctor": ("proxy.cli.doctor_cmd", "check the environment: Python, Qt, database, packs, clients"),
     "serve": ("proxy.cli.serve_cmd", "run Gatewatch itself as an MCP server over stdio"),
+    "clients": ("proxy.cli.clients_cmd", "MCP client configs found and which servers are wrapped"),
+    "wrap": ("proxy.cli.wrap_cmd", "route client servers through Gatewatch (preview, backup)"),
+    "unwrap": ("proxy.cli.unwrap_cmd", "restore client servers' original commands"),
 }
 
 

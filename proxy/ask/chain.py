@@ -1,0 +1,331 @@
+"""The ask chain: who answers a call the engine could not decide, in order, failing closed.
+
+remembered trust → MCP elicitation (when the client can) → the app over the local socket (when
+one is connected) → deny. `ask_via` in settings narrows the middle steps. Every outcome says
+which step decided (`decided_by`); steps that were tried and fell through are audited through
+`write` as events of kind `ask_step`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from proxy.ask.channel import AskChannelError, AskChannelTimeout, ClientChannel
+from proxy.ask.form import elicitation_params, read_answer, remember_choices
+from proxy.ask.preview import arguments_preview
+from proxy.ask.request import AskRequest, DecidedBy, Outcome, Remember
+from proxy.ask.state import PREFIX, InvalidState, StateExpired, StateSealer, arguments_digest
+from proxy.ask.trust import TrustStore, normalize
+from proxy.settings import DEADLINE_MARGIN_S, Settings
+
+if TYPE_CHECKING:
+    from proxy.ipc.client import AppLink
+
+ERA_2026 = "2026-07-28"
+INPUT_KEY = "gatewatch_approval"  # our key in inputRequests / inputResponses
+RETRY_FIELDS = ("inputResponses", "requestState")
+# A channel that ignores its own timeout must not hold the call past the deadline.
+CHANNEL_GRACE_S = 1.0
+
+STEPS: dict[str, tuple[str, ...]] = {
+    "auto": ("elicitation", "app"),
+    "elicitation": ("elicitation",),
+    "app": ("app",),
+    "deny": (),
+}
+
+STEP_EVENT_SQL = (
+    "INSERT INTO events (ts, session_id, server, direction, kind, method, rpc_id, tool, verdict,"
+    " contract, reason, decided_by, detail) VALUES (?, ?, ?, 'gw', 'ask_step', 'tools/call', ?,"
+    " ?, 'ask', ?, ?, ?, ?)"
+)
+
+Write = Callable[[str, tuple[Any, ...]], Any]
+T = TypeVar("T")
+
+
+class _Cancelled(Exception):
+    """The client cancelled the held call."""
+
+
+def without_retry_fields(params: dict[str, Any]) -> dict[str, Any]:
+    """A retried call's params as the upstream must see them: Gatewatch's fields removed."""
+    return {key: value for key, value in params.items() if key not in RETRY_FIELDS}
+
+
+class AskChain:
+    def __init__(
+        self,
+        server: str,
+        session_id: str,
+        trust: TrustStore,
+        settings: Settings,
+        *,
+        write: Write | None = None,
+        app_link: AppLink | None = None,
+        sealer: StateSealer | None = None,
+    ) -> None:
+        self.server = server
+        self.session_id = session_id
+        self.trust = trust
+        self.settings = settings
+        self._write = write
+        self._app_link = app_link
+        self._sealer = sealer or StateSealer()
+        self._session_grants: set[tuple[str, ...]] = set()
+        self._ask_ids = itertools.count(1)
+
+    @classmethod
+    def create(
+        cls,
+        server: str,
+        session_id: str,
+        db: sqlite3.Connection,
+        settings: Settings,
+        *,
+        write: Write | None,
+        app_link: AppLink | None,
+    ) -> AskChain:
+        return cls(server, session_id, TrustStore(db), settings, write=write, app_link=app_link)
+
+    # -- the chain -------------------------------------------------------------------------
+
+    async def resolve(self, req: AskRequest, channel: ClientChannel) -> Outcome:
+        remembered = self._remembered(req)
+        if remembered is not None:
+            return remembered
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.ask_timeout
+        for step in STEPS[self.settings.ask_via]:
+            if channel.cancelled.is_set():
+                return _cancelled()
+            outcome: Outcome | None = None
+            if step == "elicitation" and "form" in channel.elicitation_modes:
+                if channel.era == ERA_2026:
+                    return self._input_required(req)
+                outcome = await self._elicit(req, channel, deadline)
+            elif step == "app" and self._app_link is not None and self._app_link.connected:
+                outcome = await self._ask_app(req, channel, self._app_link, deadline)
+            else:
+                continue
+            if outcome is not None:
+                return outcome
+        return Outcome(False, "fallback", _no_human(self.settings.ask_via))
+
+    def is_retry(self, params: dict[str, Any]) -> bool:
+        """Does this tools/call carry a requestState Gatewatch issued?"""
+        state = params.get("requestState")
+        return isinstance(state, str) and state.startswith(PREFIX)
+
+    def resume(self, req: AskRequest, params: dict[str, Any]) -> Outcome:
+        """A 2026-07-28 retry: check the sealed state against this call, then read the answer.
+
+        `req` describes the retried call as the engine sees it now. The relay forwards
+        `without_retry_fields(params)` on allow.
+        """
+        try:
+            self._sealer.open(params.get("requestState"), req.tool, req.arguments)
+        except StateExpired as exc:
+            return Outcome(False, "timeout", str(exc))
+        except InvalidState as exc:
+            return Outcome(False, "elicitation", f"refused the retried call: {exc}")
+        responses = params.get("inputResponses")
+        answer = read_answer(responses.get(INPUT_KEY) if isinstance(responses, dict) else None, req)
+        return self._decided(req, answer.allow, answer.remember, "elicitation", answer.reason)
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def _remembered(self, req: AskRequest) -> Outcome | None:
+        if _grant_key(req) in self._session_grants:
+            return Outcome(True, "trust", "approved earlier in this session", remember="session")
+        if req.destination:
+            grant = self.trust.find(self.server, req.tool, req.destination)
+            if grant is not None:
+                return Outcome(
+                    True,
+                    "trust",
+                    f"remembered approval #{grant.id}",
+                    remember="forever",
+                    grant_id=grant.id,
+                )
+        return None
+
+    def _input_required(self, req: AskRequest) -> Outcome:
+        token = self._sealer.seal(req.tool, req.arguments, ttl=self.settings.ask_timeout)
+        result = {
+            "resultType": "input_required",
+            "inputRequests": {
+                INPUT_KEY: {
+                    "method": "elicitation/create",
+                    "params": elicitation_params(self.server, req),
+                },
+            },
+            "requestState": token,
+        }
+        return Outcome(
+            False,
+            "elicitation",
+            "waiting for the human's answer through the client",
+            input_required=result,
+        )
+
+    async def _elicit(
+        self, req: AskRequest, channel: ClientChannel, deadline: float
+    ) -> Outcome | None:
+        remaining = deadline - asyncio.get_running_loop().time()
+        request = channel.request(
+            "elicitation/create", elicitation_params(self.server, req), remaining
+        )
+        try:
+            result = await _unless_cancelled(
+                channel.cancelled, asyncio.wait_for(request, remaining + CHANNEL_GRACE_S)
+            )
+        except _Cancelled:
+            return _cancelled()
+        except (AskChannelTimeout, TimeoutError):
+            return Outcome(False, "timeout", f"no answer within {self.settings.ask_timeout:g} s")
+        except AskChannelError as exc:
+            self._audit_step(req, "elicitation", f"the client could not elicit: {exc}")
+            return None
+        answer = read_answer(result, req)
+        return self._decided(req, answer.allow, answer.remember, "elicitation", answer.reason)
+
+    async def _ask_app(
+        self, req: AskRequest, channel: ClientChannel, link: AppLink, deadline: float
+    ) -> Outcome | None:
+        loop = asyncio.get_running_loop()
+        remaining = deadline - loop.time()
+        message = {
+            "ask_id": f"{self.session_id}-{next(self._ask_ids)}",
+            "session_id": self.session_id,
+            "server": self.server,
+            "tool": req.tool,
+            "destination": req.destination,
+            "arguments_preview": arguments_preview(req.arguments),
+            "contract": req.contract,
+            "reason": req.reason,
+            "origin": req.origin,
+            "detail": req.detail,
+            "client": req.client_info or channel.client_info,
+            "remember_choices": remember_choices(req),
+            "deadline_s": max(1.0, round(remaining - DEADLINE_MARGIN_S, 1)),
+            "created_at": time.time(),
+        }
+        try:
+            decision = await _unless_cancelled(channel.cancelled, link.ask(message, remaining))
+        except _Cancelled:
+            return _cancelled()
+        if decision is None:
+            if loop.time() >= deadline - 0.1:
+                return Outcome(
+                    False, "timeout", f"no answer within {self.settings.ask_timeout:g} s"
+                )
+            return Outcome(False, "fallback", "the approver went away before answering")
+        expires_in = decision.get("expires_in_s")
+        if (
+            isinstance(expires_in, bool)
+            or not isinstance(expires_in, (int, float))
+            or expires_in <= 0
+        ):
+            expires_in = None
+        allow = decision.get("allow") is True
+        reason = "allowed in the Gatewatch app" if allow else "denied in the Gatewatch app"
+        return self._decided(req, allow, decision.get("remember"), "app", reason, expires_in)
+
+    # -- remembering -----------------------------------------------------------------------
+
+    def _decided(
+        self,
+        req: AskRequest,
+        allow: bool,
+        remember: Any,
+        decided_by: DecidedBy,
+        reason: str,
+        expires_in_s: float | None = None,
+    ) -> Outcome:
+        if not allow:
+            return Outcome(False, decided_by, reason)
+        scope: Remember = remember if remember in remember_choices(req) else "once"
+        if remember == "forever" and scope == "once":
+            scope = "session"  # nothing to store for good without a destination
+        grant_id = None
+        if scope == "session":
+            self._session_grants.add(_grant_key(req))
+        elif scope == "forever" and req.destination:
+            expires_at = time.time() + expires_in_s if expires_in_s else None
+            grant_id = self.trust.add(
+                self.server,
+                req.tool,
+                req.destination,
+                expires_at=expires_at,
+                decided_by=decided_by,
+                note=f"approved in session {self.session_id}",
+            )
+        return Outcome(True, decided_by, reason, remember=scope, grant_id=grant_id)
+
+    def _audit_step(self, req: AskRequest, step: str, reason: str) -> None:
+        if self._write is None:
+            return
+        detail = orjson.dumps({"destination": req.destination}).decode()
+        self._write(
+            STEP_EVENT_SQL,
+            (
+                time.time(),
+                self.session_id,
+                self.server,
+                _rpc_text(req.rpc_id),
+                req.tool,
+                req.contract,
+                reason,
+                step,
+                detail,
+            ),
+        )
+
+
+def _grant_key(req: AskRequest) -> tuple[str, ...]:
+    if req.destination:
+        return (req.tool, normalize(req.destination))
+    # No destination (e.g. a changed tool): the approval covers this exact question only.
+    return (req.tool, req.contract, arguments_digest(req.detail))
+
+
+def _rpc_text(rpc_id: Any) -> str | None:
+    return None if rpc_id is None else str(rpc_id)
+
+
+def _cancelled() -> Outcome:
+    return Outcome(False, "cancelled", "the client cancelled the call")
+
+
+def _no_human(ask_via: str) -> str:
+    if ask_via == "deny":
+        return "ask_via is 'deny': Gatewatch never asks"
+    return "no way to ask a human (the client cannot elicit and no Gatewatch app is running)"
+
+
+async def _unless_cancelled(cancelled: asyncio.Event, work: Awaitable[T]) -> T:
+    """Await `work`, abandoning (and cancelling) it when `cancelled` is set first."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(cancelled.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        waiter.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task  # lets the step void its question (AppLink sends `cancel`)
+    raise _Cancelled

@@ -1,0 +1,34 @@
+"""The question a held call asks, and how it was answered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+DecidedBy = Literal["trust", "elicitation", "app", "fallback", "timeout", "cancelled"]
+Remember = Literal["once", "session", "forever"]
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    tool: str
+    arguments: dict[str, Any]
+    destination: str | None  # None: nothing a grant can be scoped to (e.g. a changed tool)
+    contract: str
+    reason: str
+    origin: dict[str, Any] | None = None  # where a tainted or unproven value came from
+    detail: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": ...} for a changed tool
+    rpc_id: Any = None
+    client_info: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    allow: bool
+    decided_by: DecidedBy
+    reason: str
+    remember: Remember | None = None  # how long the human said to remember (allow only)
+    grant_id: int | None = None  # the trust row used (decided_by='trust') or written (forever)
+    # 2026-07-28 era: the `result` to answer the held call with; the call ends there and the
+    # client retries with the answers (see AskChain.resume).
+    input_required: dict[str, Any] | None = None

@@ -1,0 +1,213 @@
+"""Plan a wrap or unwrap across config files, preview it as a diff, then apply it.
+
+A plan records each file's fingerprint; apply() refuses a file whose bytes changed since, backs
+each file up before writing it, and writes keyring secrets before the file that refers to them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from proxy.clients import secrets
+from proxy.clients.discovery import ConfigFile, LoadedConfig, discover, load
+from proxy.clients.edits import EditError
+from proxy.clients.entries import ServerEntry, Transport
+from proxy.clients.executable import gatewatch_executable
+from proxy.clients.files import StaleFileError, backup, replace_if_unchanged
+from proxy.clients.wrapping import Editor
+
+Action = Literal["wrap", "unwrap"]
+Selector = Callable[[ConfigFile, ServerEntry], bool]
+_MASK = "********"
+
+
+@dataclass
+class FileChange:
+    config: ConfigFile
+    before: str
+    after: str
+    fingerprint: str
+    servers: list[str] = field(default_factory=list)  # wrapped, rewrapped or unwrapped
+    to_store: list[tuple[str, str]] = field(default_factory=list)  # (keyring username, secret)
+    to_forget: list[str] = field(default_factory=list)  # keyring usernames, after the write
+    secrets_shown: list[str] = field(default_factory=list)  # masked in the preview
+
+    def diff(self) -> str:
+        name = str(self.config.path)
+        lines = difflib.unified_diff(self.before.splitlines(keepends=True),
+                                     self.after.splitlines(keepends=True), name, name)
+        text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        for secret in self.secrets_shown:
+            text = text.replace(secret, _MASK)
+        return text
+
+
+@dataclass
+class Skipped:
+    config: ConfigFile
+    server: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    action: Action
+    changes: list[FileChange] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def preview(self) -> str:
+        return "".join(change.diff() for change in self.changes)
+
+
+@dataclass
+class Applied:
+    written: list[tuple[Path, Path]] = field(default_factory=list)  # (file, its backup)
+    failed: list[tuple[Path, str]] = field(default_factory=list)
+    restart: list[str] = field(default_factory=list)  # what to do for each changed client
+
+
+def everything(config: ConfigFile, entry: ServerEntry) -> bool:
+    return True
+
+
+def select(client: str | None = None, server: str | None = None,
+           path: Path | None = None) -> Selector:
+    def chosen(config: ConfigFile, entry: ServerEntry) -> bool:
+        return ((client is None or config.client.id == client)
+                and (server is None or entry.name == server)
+                and (path is None or config.path.absolute() == path.absolute()))
+    return chosen
+
+
+def make_plan(
+    action: Action,
+    configs: list[LoadedConfig],
+    chosen: Selector = everything,
+    *,
+    secrets_to_keyring: bool = False,
+    exe: str | None = None,
+) -> Plan:
+    plan = Plan(action)
+    if action == "wrap":
+        exe = exe or gatewatch_executable()
+        if secrets_to_keyring:
+            problem = secrets.keyring_problem()
+            if problem:
+                plan.notes.append(problem)
+                secrets_to_keyring = False
+    for loaded in configs:
+        picked = [e for e in loaded.entries if chosen(loaded.config, e)]
+        if loaded.error:
+            if picked or loaded.config.path.exists():
+                plan.skipped.append(Skipped(loaded.config, "*", loaded.error))
+            continue
+        if not picked or loaded.doc is None:
+            continue
+        try:
+            change = _plan_file(action, loaded, picked, plan, secrets_to_keyring, exe or "")
+        except (EditError, secrets.KeyringError) as exc:
+            plan.skipped.append(Skipped(loaded.config, "*", str(exc)))
+            continue
+        if change.after != change.before:
+            plan.changes.append(change)
+    return plan
+
+
+def _plan_file(action: Action, loaded: LoadedConfig, picked: list[ServerEntry], plan: Plan,
+               to_keyring: bool, exe: str) -> FileChange:
+    assert loaded.doc is not None
+    config = loaded.config
+    editor = Editor(loaded.doc)
+    change = FileChange(config, loaded.doc.text, loaded.doc.text, loaded.fingerprint)
+    planned_names: dict[str, str] = {}
+    for entry in picked:
+        if entry.transport is not Transport.STDIO:
+            plan.skipped.append(Skipped(config, entry.name, entry.skip_reason or "not stdio"))
+            continue
+        if action == "wrap":
+            changed = editor.wrap(entry, exe)
+            if to_keyring:
+                for var, value in entry.env.items():
+                    if secrets.looks_secret(var, value):
+                        username = _free_username(config.client.id, entry.name, var, value,
+                                                  planned_names)
+                        editor.set_env(entry, var, secrets.ref_for(username))
+                        change.to_store.append((username, value))
+                        change.secrets_shown.append(value)
+                        changed = True
+        else:
+            restored: list[tuple[str, str, str]] = []
+            try:
+                for var, value in entry.env.items():
+                    if secrets.is_ref(value):
+                        username = value[len(secrets.REF_PREFIX):]
+                        restored.append((var, username, secrets.fetch(username)))
+            except secrets.KeyringError as exc:
+                # Unwrapped with a dangling reference, the server would start without its secret.
+                plan.skipped.append(Skipped(config, entry.name, f"left wrapped: {exc}"))
+                continue
+            changed = editor.unwrap(entry)
+            for var, username, secret in restored:
+                editor.set_env(entry, var, secret)
+                change.to_forget.append(username)
+                change.secrets_shown.append(secret)
+                changed = True
+        if changed:
+            change.servers.append(entry.name)
+    change.after = editor.result()
+    return change
+
+
+def _free_username(client: str, server: str, var: str, value: str,
+                   planned: dict[str, str]) -> str:
+    """client/server/VAR, or client/server/VAR#n when that name holds another secret."""
+    import keyring
+
+    base = secrets.username_for(client, server, var)
+    candidate, n = base, 1
+    while True:
+        held = planned.get(candidate) or keyring.get_password(secrets.SERVICE, candidate)
+        if held in (None, value):
+            planned[candidate] = value
+            return candidate
+        n += 1
+        candidate = f"{base}#{n}"
+
+
+def apply(plan: Plan) -> Applied:
+    done = Applied()
+    for change in plan.changes:
+        path = change.config.path
+        try:
+            if not path.is_file():
+                raise StaleFileError(f"{path} no longer exists; nothing was written")
+            for username, secret in change.to_store:
+                secrets.store(username, secret)
+            copy = backup(path, change.config.client.id)
+            replace_if_unchanged(path, change.after, change.fingerprint)
+        except (OSError, StaleFileError, secrets.KeyringError) as exc:
+            done.failed.append((path, str(exc)))
+            continue
+        for username in change.to_forget:
+            secrets.forget(username)
+        done.written.append((path, copy))
+        hint = change.config.client.restart
+        if hint:
+            line = f"{change.config.client.label}: {hint}"
+            if line not in done.restart:
+                done.restart.append(line)
+    return done
+
+
+def load_all(configs: list[ConfigFile] | None = None) -> list[LoadedConfig]:
+    return [load(c) for c in (discover() if configs is None else configs)]
+
+
+def unwrap_everything() -> Applied:
+    """Unwrap every wrapped server in every known config (used by uninstall)."""
+    return apply(make_plan("unwrap", load_all()))

@@ -1,0 +1,139 @@
+"""Find the MCP client config files on this machine, and the ones the user added by path."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from proxy import paths
+from proxy.clients.catalog import CLIENTS, Client, project_config_paths, user_config_paths
+from proxy.clients.document import Document
+from proxy.clients.edits import Format
+from proxy.clients.entries import ServerEntry, read_entries
+from proxy.clients.files import read_text
+from proxy.clients.nodes import ConfigSyntaxError
+
+_SUFFIX_FORMAT: dict[str, Format] = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml"}
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    client: Client
+    path: Path
+    scope: str  # "user", "project" or "added"
+    fmt: Format
+
+
+@dataclass
+class LoadedConfig:
+    config: ConfigFile
+    entries: list[ServerEntry] = field(default_factory=list)
+    doc: Document | None = None
+    fingerprint: str = ""
+    error: str | None = None
+
+
+def added_paths_file() -> Path:
+    return paths.config_dir() / "clients.json"
+
+
+def added_paths() -> list[Path]:
+    try:
+        data = json.loads(added_paths_file().read_text("utf-8"))
+    except FileNotFoundError:
+        return []
+    except ValueError as exc:
+        raise ValueError(
+            f"{added_paths_file()}: not valid JSON ({exc}); fix or delete it") from None
+    return [Path(p) for p in data.get("added", []) if isinstance(p, str)]
+
+
+def add_path(path: Path) -> ConfigFile:
+    """Remember a config file with the common `mcpServers` shape; it must parse."""
+    path = path.expanduser().absolute()
+    config = _added(path)
+    load(config, must_exist=True)
+    known = added_paths()
+    if path not in known:
+        _save_added([*known, path])
+    return config
+
+
+def forget_path(path: Path) -> bool:
+    path = path.expanduser().absolute()
+    known = added_paths()
+    if path not in known:
+        return False
+    _save_added([p for p in known if p != path])
+    return True
+
+
+def _save_added(items: list[Path]) -> None:
+    target = added_paths_file()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"added": [str(p) for p in items]}, indent=2) + "\n", "utf-8")
+    os.replace(tmp, target)
+
+
+def _added(path: Path) -> ConfigFile:
+    return ConfigFile(CLIENTS["custom"], path, "added", _SUFFIX_FORMAT.get(path.suffix, "json"))
+
+
+def discover(
+    home: Path | None = None, projects: Iterable[Path] = (), include_missing: bool = False
+) -> list[ConfigFile]:
+    """Every known config file: per-user ones, those of known projects (Claude Code's project
+    list plus `projects`), and the ones added by path. HOME is read at call time."""
+    home = Path.home() if home is None else home
+    found: list[ConfigFile] = []
+    for client_id, path in user_config_paths(home):
+        client = CLIENTS[client_id]
+        found.append(ConfigFile(client, path, "user", client.fmt))
+    for project in [*_claude_projects(home / ".claude.json"), *projects]:
+        for client_id, path in project_config_paths(Path(project)):
+            client = CLIENTS[client_id]
+            found.append(ConfigFile(client, path, "project", client.fmt))
+    found += [_added(p) for p in added_paths()]
+    seen: set[Path] = set()
+    out = []
+    for config in found:
+        key = config.path.absolute()
+        if key in seen or not (include_missing or config.path.is_file()):
+            continue
+        seen.add(key)
+        out.append(config)
+    return out
+
+
+def _claude_projects(path: Path) -> list[Path]:
+    try:
+        root = Document.parse(read_text(path)[0], "json", str(path)).root
+    except (OSError, ValueError):
+        return []
+    projects = root.get("projects")
+    if projects is None or projects.kind != "map":
+        return []
+    return [Path(m.key) for m in projects.members if Path(m.key).is_absolute()]
+
+
+def load(config: ConfigFile, must_exist: bool = False) -> LoadedConfig:
+    """Parse one file and read its entries; a broken file comes back with `error` set."""
+    try:
+        text, fp = read_text(config.path)
+    except FileNotFoundError:
+        if must_exist:
+            raise
+        return LoadedConfig(config, error="file not found")
+    except (OSError, UnicodeDecodeError) as exc:
+        return LoadedConfig(config, error=f"cannot read {config.path}: {exc}")
+    try:
+        doc = Document.parse(text, config.fmt, str(config.path))
+    except ConfigSyntaxError as exc:
+        if must_exist:
+            raise
+        return LoadedConfig(config, error=str(exc))
+    return LoadedConfig(config, read_entries(doc, config.client.shape), doc, fp)

@@ -1,0 +1,153 @@
+"""Splice edits at node spans, in the syntax of the file's format.
+
+Every edit here has an exact inverse (see wrapping.py): inserted items copy the separator that
+the file already uses, so removing them gives back the original bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from proxy.clients.nodes import Member, Node
+
+Format = Literal["json", "toml", "yaml"]
+
+_YAML_PLAIN = re.compile(r"(?:--?)?[A-Za-z_/.~][A-Za-z0-9_./@+~-]*")
+_YAML_SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
+
+
+class EditError(ValueError):
+    """The file's layout is one these edits do not handle; nothing is written."""
+
+
+def render_string(fmt: Format, value: str) -> str:
+    if fmt == "yaml" and _YAML_PLAIN.fullmatch(value) and value.lower() not in _YAML_SPECIAL:
+        return value
+    # A JSON string literal is also a valid TOML basic string and YAML double-quoted scalar.
+    return json.dumps(value, ensure_ascii=fmt != "json")
+
+
+def render_list(fmt: Format, values: list[str]) -> str:
+    return "[" + ", ".join(render_string(fmt, v) for v in values) + "]"
+
+
+def _member_text(fmt: Format, key: str, value_text: str) -> str:
+    if fmt == "json":
+        return f"{json.dumps(key)}: {value_text}"
+    if fmt == "toml":
+        return f"{key} = {value_text}"
+    return f"{key}: {value_text}"
+
+
+def line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+@dataclass
+class Splices:
+    """Replacements of [start, end) spans in one text, applied back to front."""
+
+    text: str
+    fmt: Format
+    _edits: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def replace(self, start: int, end: int, new: str) -> None:
+        self._edits.append((start, end, new))
+
+    def apply(self) -> str:
+        out = self.text
+        last = len(out) + 1
+        for start, end, new in sorted(self._edits, key=lambda e: (e[0], e[1]), reverse=True):
+            if end > last:
+                raise EditError("overlapping edits")
+            out = out[:start] + new + out[end:]
+            last = start
+        return out
+
+    # -- higher-level edits -------------------------------------------------------------
+
+    def set_scalar(self, node: Node, raw: str) -> None:
+        if node.kind != "scalar":
+            raise EditError("expected a single value")
+        self.replace(node.start, node.end, raw)
+
+    def raw(self, node: Node) -> str:
+        return self.text[node.start : node.end]
+
+    def prepend_items(self, seq: Node, raws: list[str]) -> None:
+        """Insert items (given as literal text) before the first item, in the list's style."""
+        text = self.text
+        if not seq.flow:
+            first = seq.items[0].start
+            begin = line_start(text, first)
+            prefix = text[begin:first]
+            if prefix.strip() != "-":
+                raise EditError("a block list whose items do not start their own lines")
+            self.replace(begin, begin, "".join(f"{prefix}{r}\n" for r in raws))
+            return
+        if not seq.items:
+            self.replace(seq.start + 1, seq.start + 1, ", ".join(raws))
+            return
+        first = seq.items[0].start
+        gap = first
+        while gap > seq.start + 1 and text[gap - 1] in " \t\r\n":
+            gap -= 1
+        space = text[gap:first]
+        if not space:  # `["a", "b"]`: copy the space the list puts after its commas
+            after = (text[seq.items[0].end : seq.items[1].start].partition(",")[2]
+                     if len(seq.items) > 1 else " ")
+            space = after if not after.strip() else " "
+        sep = "," + space
+        self.replace(first, first, "".join(r + sep for r in raws))
+
+    def drop_leading_items(self, seq: Node, count: int) -> None:
+        """Remove the first `count` items of a list that has more than `count`."""
+        text = self.text
+        if not seq.flow:
+            self.replace(line_start(text, seq.items[0].start),
+                         line_start(text, seq.items[count].start), "")
+        else:
+            self.replace(seq.items[0].start, seq.items[count].start, "")
+
+    def insert_member_after(self, parent: Node, after: Member, key: str, value_text: str) -> None:
+        text = self.text
+        member = _member_text(self.fmt, key, value_text)
+        if not parent.flow:
+            at = line_end(text, after.value.end)
+            indent = text[line_start(text, after.key_start) : after.key_start]
+            if indent.strip():
+                raise EditError("a key that does not start its own line")
+            self.replace(at, at, f"\n{indent}{member}")
+            return
+        gap = after.key_start
+        while gap > parent.start + 1 and text[gap - 1] in " \t\r\n":
+            gap -= 1
+        self.replace(after.value.end, after.value.end,
+                     "," + (text[gap : after.key_start] or " ") + member)
+
+    def remove_member(self, parent: Node, member: Member) -> None:
+        text = self.text
+        if not parent.flow:
+            begin, end = line_start(text, member.key_start), line_end(text, member.value.end)
+            # Take the line's own newline, or the one before it on a file's last line.
+            if end < len(text):
+                end += 1
+            elif begin > 0:
+                begin -= 1
+            self.replace(begin, end, "")
+            return
+        index = parent.members.index(member)
+        if index > 0:
+            self.replace(parent.members[index - 1].value.end, member.value.end, "")
+        elif index + 1 < len(parent.members):
+            self.replace(member.key_start, parent.members[index + 1].key_start, "")
+        else:
+            self.replace(member.key_start, member.value.end, "")

@@ -1,0 +1,67 @@
+"""Reading and writing client config files: fingerprints, backups, atomic replacement."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from proxy import paths
+
+
+class StaleFileError(RuntimeError):
+    """The file changed after the preview was made; it is left alone."""
+
+
+def read_text(path: Path) -> tuple[str, str]:
+    """The file's text (exact: no newline translation) and a fingerprint of its bytes."""
+    data = path.read_bytes()
+    return data.decode("utf-8"), fingerprint(data)
+
+
+def fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def backups_dir() -> Path:
+    return paths.data_dir() / "backups"
+
+
+def backup(path: Path, client: str) -> Path:
+    """Copy the file into data_dir()/backups before it is changed; returns the copy."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(path.absolute()).strip("/\\"))
+    target = backups_dir() / stamp / client / safe
+    n = 1
+    while target.exists():
+        n += 1
+        target = target.with_name(f"{safe}.{n}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(backups_dir(), 0o700)
+    shutil.copy2(path, target)
+    return target
+
+
+def replace_if_unchanged(path: Path, text: str, expected: str) -> None:
+    """Write text to path atomically (temp file + rename, same mode), unless the file's bytes
+    no longer match the fingerprint taken at the preview."""
+    if fingerprint(path.read_bytes()) != expected:
+        raise StaleFileError(
+            f"{path} changed since the preview (the client may have rewritten it); "
+            "nothing was written: look at the preview again")
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".gatewatch", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

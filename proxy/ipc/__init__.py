@@ -1,0 +1,1 @@
+"""The local socket between proxies and the app (or `gatewatch approve`); see docs/ipc.md."""

@@ -1,0 +1,77 @@
+"""Messages of the local-socket protocol (docs/ipc.md), built and checked in one place."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+PROTOCOL_VERSION = 1
+HEARTBEAT_S = 5.0
+REMEMBER_SCOPES = ("once", "session", "forever")
+
+Remember = Literal["once", "session", "forever"]
+
+
+def proxy_hello(
+    *,
+    session_id: str,
+    server: str,
+    pid: int,
+    command: list[str],
+    started_at: float,
+    client: dict[str, Any] | None = None,
+    era: str | None = None,
+    can_elicit: bool | None = None,
+) -> dict[str, Any]:
+    return {
+        "type": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "role": "proxy",
+        "session_id": session_id,
+        "server": server,
+        "pid": pid,
+        "command": command,
+        "started_at": started_at,
+        "client": client,
+        "era": era,
+        "can_elicit": can_elicit,
+    }
+
+
+def server_hello(name: str, version: str) -> dict[str, Any]:
+    return {
+        "type": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "role": "app",
+        "name": name,
+        "version": version,
+    }
+
+
+def speaks_our_protocol(hello: dict[str, Any]) -> bool:
+    """A peer whose major protocol is higher than ours must be left (docs/ipc.md)."""
+    version = hello.get("protocol")
+    return hello.get("type") == "hello" and isinstance(version, int) and version <= PROTOCOL_VERSION
+
+
+def cancel(ask_id: str, reason: Literal["cancelled", "timeout", "proxy_exit"]) -> dict[str, Any]:
+    return {"type": "cancel", "ask_id": ask_id, "reason": reason}
+
+
+def decision(
+    ask_id: str, allow: bool, remember: Remember = "once", expires_in_s: float | None = None
+) -> dict[str, Any]:
+    return {
+        "type": "decision",
+        "ask_id": ask_id,
+        "allow": allow,
+        "remember": remember,
+        "expires_in_s": expires_in_s,
+    }
+
+
+def heartbeat(**fields: Any) -> dict[str, Any]:
+    return {"type": "heartbeat", **fields}
+
+
+def control(action: Literal["pause", "resume", "reload"]) -> dict[str, Any]:
+    return {"type": "control", "action": action}
