@@ -38,3 +38,40 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
+
+
+class Approver:
+    """`gatewatch approve ARGS` as a real process; `wait_for` waits on a line it printed."""
+
+    def __init__(self, *args: str) -> None:
+        import subprocess
+        import threading
+
+        self.proc = subprocess.Popen(
+            [*GATEWATCH, "approve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, env=child_env(), text=True,
+        )
+        self.lines: list[str] = []
+        self._seen = threading.Condition()
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    def _collect(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._seen:
+                self.lines.append(line.rstrip("\n"))
+                self._seen.notify_all()
+
+    def wait_for(self, prefix: str, timeout: float = 20.0, count: int = 1) -> list[str]:
+        def hits() -> list[str]:
+            return [line for line in self.lines if line.startswith(prefix)]
+
+        with self._seen:
+            if not self._seen.wait_for(lambda: len(hits()) >= count, timeout):
+                pytest.fail(f"approver never printed {prefix!r}; it printed {self.lines}")
+            return hits()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
