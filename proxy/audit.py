@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,11 @@ class AuditWriter:
         self.server = server
         self.window = window
         self.max_batch = max_batch
-        self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=maxsize)
+        self.maxsize = maxsize
+        # Unbounded underneath: the bound applies to events (their producers wait for room);
+        # statements from synchronous code (engine, ask chain) are never refused or dropped.
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._room = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._db: Any = None
         self.high_water = 0  # largest queue length seen: evidence that it never fills
@@ -109,30 +114,38 @@ class AuditWriter:
         await self._db.execute("PRAGMA synchronous = NORMAL")
         self._task = asyncio.create_task(self._run(), name="audit-writer")
 
-    def put(self, event: AuditEvent | _Statement) -> Any:
+    def put(self, event: AuditEvent) -> Awaitable[None] | None:
         """Queue an event. Returns None, or an awaitable when the queue is full (await it)."""
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if self._queue.qsize() >= self.maxsize:
             self.waited += 1
-            return self._queue.put(event)
+            return self._put_when_room(event)
+        self._enqueue(event)
+        return None
+
+    async def _put_when_room(self, event: AuditEvent) -> None:
+        while self._queue.qsize() >= self.maxsize:
+            self._room.clear()
+            await self._room.wait()
+        self._enqueue(event)
+
+    def _enqueue(self, item: Any) -> None:
+        self._queue.put_nowait(item)
         size = self._queue.qsize()
         if size > self.high_water:
             self.high_water = size
-        return None
 
-    async def put_wait(self, event: AuditEvent | _Statement) -> None:
+    async def put_wait(self, event: AuditEvent) -> None:
         pending = self.put(event)
         if pending is not None:
             await pending
 
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        """Queue any other parameterised statement, in order with the events."""
-        return self.put(_Statement(sql, params))
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        """Queue any other parameterised statement, in order with the events. Never blocks."""
+        self._enqueue(_Statement(sql, params))
 
     async def close(self) -> None:
         if self._task is not None:
-            await self._queue.put(_STOP)
+            self._queue.put_nowait(_STOP)
             await self._task
             self._task = None
         if self._db is not None:
@@ -161,6 +174,7 @@ class AuditWriter:
                     stop = True
                     break
                 batch.append(item)
+            self._room.set()
             await self._flush(batch)
             if stop:
                 return
