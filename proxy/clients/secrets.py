@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import sys
 from collections.abc import Mapping
 
 SERVICE = "gatewatch"
@@ -110,11 +109,3 @@ def resolve_env_refs(env: Mapping[str, str]) -> dict[str, str]:
             raise KeyringError(f"env {name}: {exc}") from None
     return out
 
-
-def main_resolve_or_exit(env: Mapping[str, str]) -> dict[str, str]:
-    """resolve_env_refs for a command-line entry point: on failure, say why and exit 78."""
-    try:
-        return resolve_env_refs(env)
-    except KeyringError as exc:
-        print(f"gatewatch: {exc}; the server was not started", file=sys.stderr)
-        raise SystemExit(78) from None
