@@ -102,8 +102,8 @@ def _show(kind: str, message: dict[str, Any]) -> None:
 
 def _auto(answer: str, remember: str, expires_in: float | None, delay: float) -> Decide:
     async def decide(message: dict[str, Any]) -> dict[str, Any] | None:
-        if answer == "ignore":
-            return None
+        if answer == "ignore":  # hold the question open until it is withdrawn
+            await asyncio.get_running_loop().create_future()
         if delay:
             await asyncio.sleep(delay)
         allow = answer == "allow"
