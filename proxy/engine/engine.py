@@ -1,0 +1,502 @@
+"""The decision engine: one deterministic verdict per tools/call, contracts in DESIGN.md order.
+
+1 allowlist → 2 pinning → 3 budget (counts attempts) → 4 argument constraints → 5 injection
+rules on arguments → 6 sink gate → 7 allow. No LLM, no network: plain Python against the
+pinned tools, the layered policy, remembered trust and the taint log. Any internal error is a
+deny (fail closed).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from proxy.engine import confine, heuristics
+from proxy.engine.decision import Decision
+from proxy.engine.destinations import destination_kind, normalize_destination
+from proxy.engine.packs import choose_pack, load_packs
+from proxy.engine.pinning import APPROVED, PinStore, ToolVersion, diff
+from proxy.engine.policy import Pack, PolicyDoc, PolicyError, load_policy, merge_tool
+from proxy.engine.taint import FREE_TEXT, STRUCTURED, TaintLog, sightings
+from proxy.engine.trustlist import TrustList
+
+Write = Callable[[str, tuple[Any, ...]], None]
+TextScanner = Callable[[str], tuple[bool, list[str], str]]
+
+_SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+_MIN_SCAN = 8  # shorter strings cannot carry an injection worth a scanner call
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """Everything the contracts need to know about one tool, all layers merged."""
+
+    exfiltrating: bool
+    sink_params: tuple[str, ...]
+    trusted: TrustList
+    max_calls: int | None
+    path_params: tuple[str, ...]
+    allowed_paths: tuple[str, ...] | None
+    arg_patterns: dict[str, Any]
+    arg_allowlists: dict[str, frozenset[str]]
+    output_trusted: bool
+    layers: tuple[str, ...]
+
+
+class Engine:
+    def __init__(
+        self,
+        server: str,
+        session_id: str,
+        db: sqlite3.Connection,
+        packs: list[Pack],
+        docs: list[PolicyDoc],
+        write: Write | None = None,
+        text_scanner: TextScanner | None = None,
+        policy_paths: tuple[Path, ...] = (),
+    ) -> None:
+        self.server = server
+        self.session_id = session_id
+        self._db = db
+        self._write: Write = write if write is not None else self._write_direct
+        self._scan = text_scanner
+        self._policy_paths = policy_paths
+        self._packs = packs
+        self._docs = docs
+        self._pins = PinStore(db, self._write, server)
+        self._taint = TaintLog(db, self._write, server, session_id)
+        self._tofu = not self._pins.pins  # nothing pinned yet: the first listing is approved
+        self._listed: dict[str, ToolVersion] | None = None  # this session's latest tools/list
+        self._flags: dict[str, tuple[list[str], str]] = {}  # descriptions the scanner flagged
+        self._stale = False
+        self._attempts: Counter[str] = Counter()
+        self._approved: set[tuple[str, str]] = set()
+        self._cache: dict[str, ToolPolicy] = {}
+        self._pack = self._choose_pack()
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        server: str,
+        session_id: str,
+        db: sqlite3.Connection,
+        *,
+        policy_path: Path | None = None,
+        write: Write | None = None,
+        text_scanner: TextScanner | None = None,
+    ) -> Engine:
+        """Load packs, the default user policy (if present) and `policy_path` on top.
+        Raises PolicyError(path, line, reason) for a malformed file."""
+        packs, docs, paths = _load_layers(policy_path)
+        return cls(server, session_id, db, packs, docs, write, text_scanner, paths)
+
+    def reload(self) -> None:
+        """Re-read packs and policy files (trust is read from the database on every call)."""
+        self._packs, self._docs, _ = _load_layers(None, self._policy_paths)
+        self._cache.clear()
+        self._pack = self._choose_pack()
+
+    def _write_direct(self, sql: str, params: tuple[Any, ...]) -> None:
+        self._db.execute(sql, params)
+
+    def _choose_pack(self) -> Pack | None:
+        wanted = None
+        for doc in self._docs:
+            for rules in doc.rules_for(self.server):
+                wanted = rules.pack or wanted
+        known = self._listed.keys() if self._listed is not None else self._pins.pins.keys()
+        pack = choose_pack(self._packs, self.server, known, wanted)
+        if wanted is not None and pack is None:
+            raise PolicyError(self._policy_paths[-1] if self._policy_paths else None, 0,
+                              f"server {self.server!r} asks for unknown pack {wanted!r}; "
+                              "see `gatewatch packs`")
+        return pack
+
+    @property
+    def pack(self) -> str | None:
+        return self._pack.name if self._pack is not None else None
+
+    @property
+    def needs_tools_list(self) -> bool:
+        """A list_changed arrived and no fresh tools/list since: the relay should fetch one."""
+        return self._stale
+
+    # -- what the relay reports -----------------------------------------------------------
+
+    def tools_listed(self, tools: list[dict[str, Any]]) -> None:
+        versions: dict[str, ToolVersion] = {}
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                versions[tool["name"]] = ToolVersion.of(tool)
+        self._listed = {**(self._listed or {}), **versions} if not self._stale else versions
+        self._stale = False
+        for name, version in versions.items():
+            pin = self._pins.pins.get(name)
+            if pin is not None and pin.approved is not None and (
+                pin.approved.digest == version.digest
+            ):
+                continue
+            flagged = self._scan_description(version)
+            if self._tofu and pin is None and not flagged:
+                self._pins.approve(version)
+            else:
+                self._pins.propose(version)
+        self._cache.clear()
+        if self._pack is None:
+            self._pack = self._choose_pack()
+
+    def tools_changed(self) -> None:
+        self._stale = True
+        self._tofu = False  # only the very first listing of a server is trusted unseen
+
+    def result_seen(self, tool: str, result: dict[str, Any]) -> None:
+        if self._policy(tool).output_trusted:
+            return
+        seen, texts = sightings(result)
+        self._taint.record(tool, seen, texts)
+
+    def remember(self, tool: str, destination: str) -> None:
+        self._approved.add((tool, normalize_destination(destination)))
+
+    def approve_tool(self, tool: str) -> None:
+        """A human vouched for the tool as it is listed now (the ask chain calls this)."""
+        pin = self._pins.pins.get(tool)
+        version = (self._listed or {}).get(tool) or (pin.pending if pin is not None else None)
+        if version is not None:
+            self._pins.approve(version)
+            self._flags.pop(tool, None)
+            self._cache.pop(tool, None)
+
+    def _scan_description(self, version: ToolVersion) -> bool:
+        if self._scan is None or not version.description:
+            return False
+        is_injection, rules, reason = self._scan(version.description)
+        if is_injection:
+            self._flags[version.name] = (list(rules), reason)
+        return bool(is_injection)
+
+    # -- the decision ---------------------------------------------------------------------
+
+    def decide(self, tool: str, arguments: dict[str, Any]) -> Decision:
+        try:
+            return self._decide(tool, arguments)
+        except Exception as exc:  # fail closed: an engine bug must never let a call through
+            return Decision(
+                "deny",
+                "default",
+                f"internal error in the decision engine ({type(exc).__name__}); failing closed",
+                detail={"error": repr(exc)[:500]},
+            )
+
+    def _decide(self, tool: str, arguments: Any) -> Decision:
+        if not isinstance(tool, str) or not tool:
+            return Decision("deny", "default", "tools/call without a tool name")
+        args: dict[str, Any] = {} if arguments is None else arguments
+        if not isinstance(args, dict):
+            return Decision("deny", "constraint", "tool arguments must be a JSON object")
+
+        denied = self._allowlist(tool)
+        if denied is not None:
+            return denied
+        pinning = self._pinning(tool)
+        if pinning is not None:
+            return pinning
+        policy = self._policy(tool)
+
+        self._attempts[tool] += 1  # attempts, not successes: a denied call is not free
+        if policy.max_calls is not None and self._attempts[tool] > policy.max_calls:
+            return Decision(
+                "deny", "budget",
+                f"call budget {policy.max_calls} for {self.server}.{tool} exceeded "
+                f"(attempt {self._attempts[tool]} this session)",
+                detail={"max_calls": policy.max_calls, "attempts": self._attempts[tool]},
+            )
+        for check in (self._constraints, self._injection):
+            found = check(tool, policy, args)
+            if found is not None:
+                return found
+        if policy.exfiltrating:
+            return self._sink_gate(tool, policy, args)
+        return Decision("allow", "default", "no contract objects",
+                        detail={"layers": list(policy.layers)})
+
+    def _allowlist(self, tool: str) -> Decision | None:
+        prefix = f"{self.server}."
+        names = {
+            entry[len(prefix):]
+            for doc in self._docs
+            for entry in doc.allowlist or ()
+            if entry.startswith(prefix)
+        }
+        if names and tool not in names and "*" not in names:
+            return Decision("deny", "allowlist",
+                            f"{self.server}.{tool} is not in the tool allowlist")
+        return None
+
+    def _pinning(self, tool: str) -> Decision | None:
+        pin = self._pins.pins.get(tool)
+        listed = self._listed.get(tool) if self._listed is not None else None
+        if tool in self._flags:
+            rules, why = self._flags[tool]
+            return Decision(
+                "ask", "pinning",
+                f"the description of {self.server}.{tool} looks like prompt injection ({why})",
+                detail={"pin": "flagged", "rules": rules,
+                        "diff": diff(pin.approved if pin else None, listed)
+                        if listed is not None else ""},
+            )
+        if listed is None:
+            if self._listed is not None and not self._stale:
+                return Decision("ask", "pinning",
+                                f"{self.server}.{tool} is not in the server's tools/list",
+                                detail={"pin": "unlisted"})
+            if pin is not None and pin.status == APPROVED and pin.approved is not None:
+                return None
+            if pin is not None and pin.pending is not None:
+                return self._pin_ask(tool, pin.approved, pin.pending)
+            return Decision("ask", "pinning",
+                            f"{self.server}.{tool} was never listed or approved",
+                            detail={"pin": "unknown"})
+        if pin is not None and pin.approved is not None and pin.approved.digest == listed.digest:
+            return None
+        return self._pin_ask(tool, pin.approved if pin else None, listed)
+
+    def _pin_ask(self, tool: str, old: ToolVersion | None, new: ToolVersion) -> Decision:
+        what = "changed since it was approved" if old is not None else "new since first approval"
+        return Decision(
+            "ask", "pinning", f"{self.server}.{tool} is {what}",
+            detail={"pin": "changed" if old is not None else "new", "diff": diff(old, new)},
+        )
+
+    def _constraints(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
+        if policy.allowed_paths is not None:
+            roots = confine.allowed_roots(policy.allowed_paths)
+            for param in policy.path_params:
+                for value in _scalars(args.get(param)):
+                    if not confine.inside(value, roots):
+                        return Decision(
+                            "deny", "constraint",
+                            f"{param}={value!r} is outside the allowed paths "
+                            f"{list(policy.allowed_paths)}",
+                            detail={"param": param, "resolved": confine.resolve(value)},
+                        )
+        for param, pattern in policy.arg_patterns.items():
+            for value in _scalars(args.get(param)):
+                if pattern.fullmatch(value) is None:
+                    return Decision(
+                        "deny", "constraint",
+                        f"{param}={value!r} does not match the pattern {pattern.pattern!r}",
+                        detail={"param": param},
+                    )
+        for param, allowed in policy.arg_allowlists.items():
+            for value in _scalars(args.get(param)):
+                if value not in allowed:
+                    return Decision("deny", "constraint",
+                                    f"{param}={value!r} is not an allowed value",
+                                    detail={"param": param})
+        return None
+
+    def _injection(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
+        if self._scan is None:
+            return None
+        for param, value in _leaves(args, ""):
+            if len(value) < _MIN_SCAN:
+                continue
+            is_injection, rules, why = self._scan(value)
+            if is_injection:
+                return Decision("deny", "injection", f"argument {param} {why}".strip(),
+                                detail={"param": param, "rules": list(rules)})
+        return None
+
+    # -- the sink gate --------------------------------------------------------------------
+
+    def _sink_values(self, policy: ToolPolicy, args: dict[str, Any]) -> tuple[
+        list[tuple[str, str]], bool
+    ]:
+        """(param, value) pairs to gate, and whether the fail-closed sweep was used."""
+        declared = [p for p in policy.sink_params if _present(_dig(args, p))]
+        if not declared:
+            return list(_leaves(args, "")), True
+        out = [pair for p in declared for pair in _leaves(_dig(args, p), p)]
+        tops = {p.split(".", 1)[0] for p in declared}
+        for param, value in args.items():
+            if param in tops:
+                continue
+            # Undeclared destinations still count: a recipient-shaped name, or a value that is
+            # wholly an address/URL (prose that merely mentions one stays content).
+            for path, leaf in _leaves(value, param):
+                if heuristics.is_sink_name(param) or destination_kind(leaf) is not None:
+                    out.append((path, leaf))
+        return out, False
+
+    def _sink_gate(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision:
+        values, swept = self._sink_values(policy, args)
+        checked: list[dict[str, Any]] = []
+        worst: tuple[int, str, str, str, dict[str, Any] | None] | None = None
+        for param, raw in values:
+            dest = normalize_destination(raw)
+            if not dest:
+                continue
+            verdict, why, origin = self._classify(tool, policy, dest)
+            checked.append({"param": param, "destination": dest, "verdict": verdict,
+                            "why": why})
+            rank = _SEVERITY[verdict]
+            if worst is None or rank > worst[0]:
+                worst = (rank, param, dest, why, origin)
+        detail: dict[str, Any] = {"destinations": checked, "swept": swept}
+        if worst is None:
+            return Decision("allow", "sink_gate", "no destination in the call", detail=detail)
+        rank, param, dest, why, origin = worst
+        detail["param"] = param
+        verdict = ("allow", "ask", "deny")[rank]
+        reason = {
+            "allow": f"every destination is trusted ({why})",
+            "ask": f"destination {param}={dest!r} {why}",
+            "deny": f"destination {param}={dest!r} {why}",
+        }[verdict]
+        return Decision(verdict, "sink_gate", reason, destination=dest, origin=origin,  # type: ignore[arg-type]
+                        detail=detail)
+
+    def _classify(self, tool: str, policy: ToolPolicy, dest: str) -> tuple[
+        str, str, dict[str, Any] | None
+    ]:
+        entry = policy.trusted.match(dest)
+        if entry is not None:
+            return "allow", f"trusted by policy entry {entry!r}", None
+        if (tool, dest) in self._approved:
+            return "allow", "approved by a human this session", None
+        if self._trusted_in_db(tool, dest):
+            return "allow", "remembered human approval", None
+        origin = self._taint.lookup(dest, destination_kind(dest) is not None)
+        if origin is None:
+            return "ask", "is not a vouched destination (unproven)", None
+        where = f"{origin.server}.{origin.tool}" if origin.tool else origin.server
+        if origin.provenance == STRUCTURED:
+            return "ask", f"is a contact seen in output of {where}, not yet approved", (
+                origin.as_dict()
+            )
+        assert origin.provenance == FREE_TEXT
+        return "deny", f"came from untrusted text in output of {where}", origin.as_dict()
+
+    def _trusted_in_db(self, tool: str, dest: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM trust WHERE server = ? AND tool IN (?, '*') AND destination = ? "
+            "AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
+            (self.server, tool, dest, time.time()),
+        ).fetchone()
+        return row is not None
+
+    # -- policy resolution ----------------------------------------------------------------
+
+    def _policy(self, tool: str) -> ToolPolicy:
+        cached = self._cache.get(tool)
+        if cached is not None:
+            return cached
+        layers: list[str] = []
+        if self._pack is not None and tool in self._pack.tools:
+            entry = dict(self._pack.tools[tool])
+            layers.append(self._pack.origin)
+        else:
+            known = self._tool_definition(tool)
+            entry = heuristics.tool_entry(known) if known is not None else {}
+            layers.append("heuristics")
+        trusted: list[str] = list(entry.get("trusted_destinations", ()))
+        server_paths: tuple[str, ...] | None = None
+        server_output_trusted: bool | None = None
+        server_layers = [self._pack] if self._pack is not None else []
+        for rules in [*server_layers, *(r for d in self._docs for r in d.rules_for(self.server))]:
+            trusted.extend(rules.trusted_destinations)
+            server_paths = rules.allowed_paths if rules.allowed_paths is not None else (
+                server_paths
+            )
+            if rules.output_trusted is not None:
+                server_output_trusted = rules.output_trusted
+            if rules is not self._pack and tool in rules.tools:
+                entry = merge_tool(entry, rules.tools[tool])
+                trusted.extend(rules.tools[tool].get("trusted_destinations", ()))
+                layers.append(rules.origin)
+        for doc in self._docs:
+            trusted.extend(doc.trusted_destinations)
+        output_trusted = entry.get("output_trusted")
+        policy = ToolPolicy(
+            exfiltrating=bool(entry.get("exfiltrating", False)),
+            sink_params=tuple(entry.get("sink_params", ())),
+            trusted=TrustList(trusted),
+            max_calls=entry.get("max_calls"),
+            path_params=tuple(entry.get("path_params", ())),
+            allowed_paths=entry.get("allowed_paths", server_paths),
+            arg_patterns=dict(entry.get("arg_patterns", {})),
+            arg_allowlists=dict(entry.get("arg_allowlists", {})),
+            output_trusted=bool(server_output_trusted if output_trusted is None
+                                else output_trusted),
+            layers=tuple(layers),
+        )
+        self._cache[tool] = policy
+        return policy
+
+    def _tool_definition(self, tool: str) -> dict[str, Any] | None:
+        version = (self._listed or {}).get(tool)
+        if version is None:
+            pin = self._pins.pins.get(tool)
+            version = (pin.approved or pin.pending) if pin is not None else None
+        return version.as_tool() if version is not None else None
+
+    def policy_for(self, tool: str) -> ToolPolicy:
+        """The merged policy of one tool (for `gatewatch check` and explanations)."""
+        return self._policy(tool)
+
+
+def _load_layers(
+    policy_path: Path | None, paths: tuple[Path, ...] | None = None
+) -> tuple[list[Pack], list[PolicyDoc], tuple[Path, ...]]:
+    if paths is None:
+        from proxy.paths import user_policy_path
+
+        default = user_policy_path()
+        found = [default] if default.exists() else []
+        if policy_path is not None:
+            found.append(Path(policy_path).expanduser())
+        paths = tuple(found)
+    return load_packs(), [load_policy(p) for p in paths], paths
+
+
+def _dig(args: dict[str, Any], dotted: str) -> Any:
+    """args['a']['b'] for 'a.b' (a sink can sit inside an object argument)."""
+    value: Any = args
+    for part in dotted.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _present(value: Any) -> bool:
+    return value not in (None, "", [], {})
+
+
+def _scalars(value: Any) -> Iterator[str]:
+    """The string forms of a value or of each element of a list-valued argument."""
+    for _path, leaf in _leaves(value, ""):
+        yield leaf
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, (int, float)):
+        yield path, str(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{i}]")

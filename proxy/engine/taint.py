@@ -1,0 +1,276 @@
+"""Taint: destination-shaped values seen in untrusted tool output, and where they came from.
+
+Provenance is what lets a benign reply through and stops a planted address. A value that a
+result carries as structured data — the whole value of a field (`sender`, a `participants`
+list, a `Label: value` line of a document) — is a *contact*: sending to it is asked, never
+silently allowed and never denied. A value that only ever appeared inside free text (an e-mail
+body, a web page, a file's prose), which is where injected instructions live, is *tainted*:
+sending to it is denied. Sightings are kept in memory for this session and written to the
+shared database, so a value read through one wrapped server is known to every other.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from proxy.engine.destinations import (
+    destination_kind,
+    extract_destinations,
+    host_of,
+    normalize_destination,
+)
+
+Write = Callable[[str, tuple[Any, ...]], None]
+
+STRUCTURED = "structured"
+FREE_TEXT = "free_text"
+
+# Keys whose (short) values name a party even when they are not address-shaped ("Alice").
+CONTACT_KEYS = frozenset(
+    [
+        "sender",
+        "from",
+        "to",
+        "cc",
+        "bcc",
+        "recipient",
+        "recipients",
+        "participant",
+        "participants",
+        "attendee",
+        "attendees",
+        "member",
+        "members",
+        "user",
+        "users",
+        "author",
+        "owner",
+        "organizer",
+        "organiser",
+        "assignee",
+        "assignees",
+        "reviewer",
+        "reviewers",
+        "contact",
+        "contacts",
+        "email",
+        "emails",
+        "handle",
+        "username",
+        "user_name",
+        "user_email",
+        "channel",
+        "channels",
+        "reply_to",
+    ]
+)
+_LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?[A-Za-z][\w '()/.-]{0,40}:\s*(?P<rest>.+?)\s*$")
+_LEFTOVER_OK = re.compile(r"^[\s,;<>\"'()\w.-]{0,60}$")
+_ADDRESSES = re.compile(r"\S+@\S+|\S+://\S+")
+MAX_TEXT = 16 * 1024 * 1024  # session text kept for substring matching
+MAX_SCAN = 2 * 1024 * 1024  # longest single text scanned for destinations
+
+
+@dataclass(frozen=True)
+class Sighting:
+    value: str  # normalised
+    kind: str
+    provenance: str
+    field: str  # where in the result, for explanations
+
+
+def _walk(node: Any, path: str, key: str, out: list[tuple[str, str, str]]) -> None:
+    """Collect (path, parent key, string) for every string leaf."""
+    if isinstance(node, str):
+        out.append((path, key, node))
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            _walk(v, f"{path}.{k}" if path else str(k), str(k).casefold(), out)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _walk(v, f"{path}[{i}]", key, out)
+    elif isinstance(node, (int, float)) and not isinstance(node, bool) and key in CONTACT_KEYS:
+        out.append((path, key, str(node)))
+
+
+def _labelled(text: str, start: int, end: int) -> bool:
+    """Is the match the value of a `Label: value` line rather than part of a sentence?"""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    match = _LABEL_LINE.match(line)
+    if match is None or match.start("rest") > start - line_start:
+        return False
+    rest = _ADDRESSES.sub("", match.group("rest"))
+    return bool(_LEFTOVER_OK.match(rest)) and len(rest.split()) <= 6
+
+
+def sightings(result: Any) -> tuple[list[Sighting], list[str]]:
+    """Destination sightings in a tools/call result, and its free texts (for substring match)."""
+    leaves: list[tuple[str, str, str]] = []
+    if isinstance(result, dict):
+        structured = result.get("structuredContent")
+        if structured is not None:
+            _walk(structured, "structuredContent", "", leaves)
+        content = result.get("content")
+        for i, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            text = block.get("text")
+            if isinstance(text, str):
+                parsed = _json_or_none(text)
+                if parsed is not None:
+                    _walk(parsed, f"content[{i}]", "", leaves)
+                else:
+                    leaves.append((f"content[{i}].text", "", text))
+            resource = block.get("resource")
+            if isinstance(resource, dict) and isinstance(resource.get("text"), str):
+                leaves.append((f"content[{i}].resource", "", resource["text"]))
+            if isinstance(block.get("uri"), str):
+                leaves.append((f"content[{i}].uri", "uri", block["uri"]))
+    else:
+        _walk(result, "", "", leaves)
+
+    found: dict[tuple[str, str], Sighting] = {}
+
+    def add(value: str, kind: str, provenance: str, path: str) -> None:
+        if value:
+            found.setdefault((value, provenance), Sighting(value, kind, provenance, path))
+
+    texts: list[str] = []
+    for path, key, text in leaves:
+        text = text[:MAX_SCAN]
+        kind = destination_kind(text)
+        if kind is not None:
+            add(normalize_destination(text), kind, STRUCTURED, path)
+            continue
+        if key in CONTACT_KEYS and len(text) <= 120 and "\n" not in text:
+            add(normalize_destination(text), "name", STRUCTURED, path)
+            for value, vkind, _s, _e in extract_destinations(text):
+                add(value, vkind, STRUCTURED, path)
+            continue
+        texts.append(text)
+        for value, vkind, start, end in extract_destinations(text):
+            add(value, vkind, STRUCTURED if _labelled(text, start, end) else FREE_TEXT, path)
+    return list(found.values()), texts
+
+
+def _json_or_none(text: str) -> Any:
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Origin:
+    value: str
+    server: str
+    tool: str | None
+    session_id: str | None
+    ts: float
+    provenance: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "server": self.server,
+            "tool": self.tool,
+            "session_id": self.session_id,
+            "ts": self.ts,
+            "provenance": self.provenance,
+        }
+
+
+class TaintLog:
+    """Sightings of this session in memory, everyone's in the shared `taint` table."""
+
+    def __init__(self, db: sqlite3.Connection, write: Write, server: str, session_id: str) -> None:
+        self._db = db
+        self._write = write
+        self.server = server
+        self.session_id = session_id
+        self._memory: dict[str, dict[str, Origin]] = {}  # value -> provenance -> first origin
+        self._chunks: list[str] = []
+        self._chunk_starts: list[int] = []
+        self._chunk_tools: list[str] = []
+        self._chunk_ts: list[float] = []
+        self._size = 0
+        self._joined: str | None = None
+
+    def record(self, tool: str, seen: list[Sighting], texts: list[str]) -> None:
+        now = time.time()
+        for s in seen:
+            known = self._memory.setdefault(s.value, {})
+            if s.provenance in known:
+                continue
+            known[s.provenance] = Origin(
+                s.value, self.server, tool, self.session_id, now, s.provenance
+            )
+            self._write(
+                "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (s.value, s.kind, s.provenance, self.server, tool, self.session_id, now),
+            )
+        for text in texts:
+            self._add_text(tool, now, text.casefold())
+
+    def _add_text(self, tool: str, ts: float, text: str) -> None:
+        self._chunk_starts.append(self._size)
+        self._chunks.append(text)
+        self._chunk_tools.append(tool)
+        self._chunk_ts.append(ts)
+        self._size += len(text) + 1
+        self._joined = None
+        while self._size > MAX_TEXT and len(self._chunks) > 1:
+            dropped = len(self._chunks[0]) + 1
+            del self._chunks[0], self._chunk_tools[0], self._chunk_ts[0], self._chunk_starts[0]
+            self._chunk_starts = [start - dropped for start in self._chunk_starts]
+            self._size -= dropped
+
+    def lookup(self, value: str, shaped: bool) -> Origin | None:
+        """Where a normalised destination was seen; a structured sighting anywhere wins."""
+        keys = [value]
+        host = host_of(value)
+        if host is not None and host != value:
+            keys.append(host)
+        best: Origin | None = None
+        for key in keys:
+            for origin in self._memory.get(key, {}).values():
+                if origin.provenance == STRUCTURED:
+                    return origin
+                best = best or origin
+        row = self._db.execute(
+            "SELECT value, server, tool, session_id, ts, provenance FROM taint "
+            f"WHERE value IN ({', '.join('?' * len(keys))}) "
+            "ORDER BY provenance = 'structured' DESC, ts LIMIT 1",
+            tuple(keys),
+        ).fetchone()
+        if row is not None and (row[5] == STRUCTURED or best is None):
+            return Origin(row[0], row[1], row[2], row[3], row[4], row[5])
+        if best is not None:
+            return best
+        return self._substring(value) if shaped and len(value) >= 4 else None
+
+    def _substring(self, value: str) -> Origin | None:
+        if not self._chunks:
+            return None
+        if self._joined is None:
+            self._joined = "\x00".join(self._chunks)
+        at = self._joined.find(value)
+        if at < 0:
+            return None
+        i = bisect.bisect_right(self._chunk_starts, at) - 1
+        return Origin(
+            value, self.server, self._chunk_tools[i], self.session_id, self._chunk_ts[i], FREE_TEXT
+        )
