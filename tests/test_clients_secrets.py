@@ -1,0 +1,156 @@
+"""Secrets move into a real (file-based) keyring on wrap, come back on unwrap, and
+`gatewatch run` resolves the references before it starts the upstream."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+from keyring.backends import fail
+from keyrings.alt.file import PlaintextKeyring
+
+from proxy.clients import changes, discovery, secrets
+from proxy.clients.catalog import CLIENTS
+from tests.support import child_env
+
+FIXTURES = Path(__file__).parent / "fixtures" / "clients"
+TOKEN = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+EXE = str(Path(sys.executable).parent / "gatewatch")
+
+
+@pytest.fixture
+def test_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A plaintext keyring file under tmp_path, for this process and its children."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+    backend = PlaintextKeyring()
+    file = tmp_path / "xdg-data" / "python_keyring" / backend.filename
+    backend.file_path = str(file)  # the path a child process derives from XDG_DATA_HOME
+    previous = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    yield file
+    keyring.set_keyring(previous)
+
+
+def desktop_config(tmp_path: Path) -> discovery.ConfigFile:
+    path = tmp_path / "claude_desktop_config.json"
+    shutil.copy(FIXTURES / "claude_desktop_config.json", path)
+    return discovery.ConfigFile(CLIENTS["claude-desktop"], path, "user", "json")
+
+
+def test_wrap_moves_the_token_to_the_keyring_and_unwrap_brings_it_back(
+    tmp_path: Path, test_keyring: Path
+) -> None:
+    config = desktop_config(tmp_path)
+    original = config.path.read_bytes()
+    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, exe=EXE)
+    assert TOKEN not in plan.preview()  # the preview masks it
+    assert not plan.notes
+    done = changes.apply(plan)
+    assert not done.failed
+    text = config.path.read_text()
+    assert TOKEN not in text
+    username = "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN"
+    assert f'"gatewatch-keyring:{username}"' in text
+    # In the keyring's own file (the plaintext test backend stores base64).
+    assert base64.b64encode(TOKEN.encode()).decode() in test_keyring.read_text()
+    assert keyring.get_password("gatewatch", username) == TOKEN
+    # Non-secret values stay where they were.
+    assert '"C:\\\\Users\\\\me\\\\test.db"' in text
+
+    done = changes.apply(changes.make_plan("unwrap", [discovery.load(config)]))
+    assert not done.failed
+    assert config.path.read_bytes() == original
+    assert keyring.get_password("gatewatch", username) is None
+
+
+def test_a_dangling_reference_keeps_the_server_wrapped(
+    tmp_path: Path, test_keyring: Path
+) -> None:
+    config = desktop_config(tmp_path)
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+                                    exe=EXE))
+    keyring.delete_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN")
+    plan = changes.make_plan("unwrap", [discovery.load(config)])
+    assert [(s.server, "left wrapped" in s.reason) for s in plan.skipped] == [
+        ("github", True), ("linear", False)]
+    changes.apply(plan)
+    github = next(e for e in discovery.load(config).entries if e.name == "github")
+    assert github.wrapped
+
+
+def test_without_a_usable_keyring_nothing_moves_and_the_user_is_told(tmp_path: Path) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        config = desktop_config(tmp_path)
+        plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+                                 exe=EXE)
+    finally:
+        keyring.set_keyring(previous)
+    assert any("no usable keyring backend" in note for note in plan.notes)
+    changes.apply(plan)
+    entries = {e.name: e for e in discovery.load(config).entries}
+    assert entries["github"].wrapped  # wrapping still happens
+    assert entries["github"].env["GITHUB_PERSONAL_ACCESS_TOKEN"] == TOKEN
+
+
+def test_resolve_env_refs(test_keyring: Path) -> None:
+    keyring.set_password("gatewatch", "cursor/gh/TOKEN", "s3cret")
+    env = {"PATH": "/bin", "TOKEN": "gatewatch-keyring:cursor/gh/TOKEN"}
+    assert secrets.resolve_env_refs(env) == {"PATH": "/bin", "TOKEN": "s3cret"}
+    with pytest.raises(secrets.KeyringError, match=r"env OTHER: .*cursor/gh/MISSING"):
+        secrets.resolve_env_refs({"OTHER": "gatewatch-keyring:cursor/gh/MISSING"})
+
+
+def test_resolving_an_env_without_references_does_not_load_keyring() -> None:
+    code = ("import sys; from proxy.clients.secrets import resolve_env_refs; "
+            "resolve_env_refs({'A': 'b'}); print('keyring' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True,
+                         text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("name", "value", "secret"), [
+    ("GITHUB_PERSONAL_ACCESS_TOKEN", "ghp_x", True),
+    ("OPENAI_API_KEY", "abc", True),
+    ("DB_PASSWORD", "hunter2", True),
+    ("GITLAB_PAT", "x", True),
+    ("ANYTHING", "sk-proj-abcdefghijklmnopqrstuv", True),
+    ("SLACK", "xoxb-1234567890-abcdef", True),
+    ("GIT_AUTHOR_NAME", "Me", False),
+    ("MEMORY_FILE_PATH", "${HOME}/.memory.json", False),
+    ("PERPLEXITY_API_KEY", "${input:perplexity-key}", False),
+    ("GOOGLE_APPLICATION_CREDENTIALS", "/home/me/creds.json", False),
+    ("API_TOKEN", "gatewatch-keyring:x/y/API_TOKEN", False),
+    ("KEYBOARD_LAYOUT", "us", False),
+])
+def test_looks_secret(name: str, value: str, secret: bool) -> None:
+    assert secrets.looks_secret(name, value) is secret
+
+
+@pytest.mark.e2e
+def test_gatewatch_run_resolves_the_reference_before_starting_the_upstream(
+    tmp_path: Path, test_keyring: Path
+) -> None:
+    keyring.set_password("gatewatch", "codex/docs/DOCS_TOKEN", "the-real-token")
+    seen = tmp_path / "seen.txt"
+    upstream = ("import os, pathlib, sys; "
+                f"pathlib.Path({str(seen)!r}).write_text(os.environ['DOCS_TOKEN'])")
+    cmd = [EXE, "run", "--name", "docs", "--", sys.executable, "-c", upstream]
+    env = child_env({"DOCS_TOKEN": "gatewatch-keyring:codex/docs/DOCS_TOKEN"})
+    subprocess.run(cmd, env=env, input=b"", capture_output=True, timeout=60)
+    assert seen.read_text() == "the-real-token"
+
+    seen.unlink()
+    env["DOCS_TOKEN"] = "gatewatch-keyring:codex/docs/GONE"
+    out = subprocess.run(cmd, env=env, input=b"", capture_output=True, timeout=60)
+    assert out.returncode != 0
+    assert b"DOCS_TOKEN" in out.stderr
+    assert not seen.exists()  # fail closed: the upstream never started
