@@ -131,6 +131,10 @@ class AskChain:
         `req` describes the retried call as the engine sees it now. The relay forwards
         `without_retry_fields(params)` on allow.
         """
+        # Bound to what will be forwarded: the retried params, not only the engine's view.
+        tool, arguments = params.get("name"), params.get("arguments") or {}
+        if (tool, arguments) != (req.tool, req.arguments) or not isinstance(arguments, dict):
+            return Outcome(False, "elicitation", "the retried call does not match its request")
         try:
             self._sealer.open(params.get("requestState"), req.tool, req.arguments)
         except StateExpired as exc:
