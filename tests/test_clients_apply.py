@@ -1,0 +1,213 @@
+"""Discovery under a test HOME, and `gatewatch clients / wrap / unwrap` as real processes:
+preview, backups, permissions, stale files, restart hints, exact undo."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proxy.clients import changes, discovery, health
+from proxy.clients.catalog import project_config_paths, user_config_paths
+from proxy.clients.entries import Transport
+from tests.support import GATEWATCH, child_env
+
+FIXTURES = Path(__file__).parent / "fixtures" / "clients"
+EXE = str(Path(sys.executable).parent / "gatewatch")
+
+# fixture -> where it lives under HOME on Linux
+LAYOUT = {
+    "claude_desktop_config.json": ".config/Claude/claude_desktop_config.json",
+    "claude.json": ".claude.json",
+    "vscode_mcp.json": ".config/Code/User/mcp.json",
+    "zed_settings.json": ".config/zed/settings.json",
+    "codex_config.toml": ".codex/config.toml",
+    "goose_config.yaml": ".config/goose/config.yaml",
+    "continue_config.yaml": ".continue/config.yaml",
+    "cline_mcp_settings.json":
+        ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+    "gemini_settings.json": ".gemini/settings.json",
+}
+CLIENT_OF = {
+    "claude_desktop_config.json": "claude-desktop", "claude.json": "claude-code",
+    "vscode_mcp.json": "vscode", "zed_settings.json": "zed", "codex_config.toml": "codex",
+    "goose_config.yaml": "goose", "continue_config.yaml": "continue",
+    "cline_mcp_settings.json": "cline", "gemini_settings.json": "gemini",
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    for fixture, where in LAYOUT.items():
+        (home / where).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURES / fixture, home / where)
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GATEWATCH_EXECUTABLE", EXE)
+    return home
+
+
+def gatewatch(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GATEWATCH, *args], env=child_env(), input=stdin, text=True,
+                          capture_output=True, timeout=60)
+
+
+def listing() -> dict[str, dict[str, bool]]:
+    out = gatewatch("clients", "--json")
+    assert out.returncode == 0, out.stderr
+    return {c["client"]: {s["name"]: s["wrapped"] for s in c["servers"]
+                          if s["transport"] == "stdio"} for c in json.loads(out.stdout)}
+
+
+def test_discovery_finds_every_client_under_home(home: Path) -> None:
+    found = {(c.client.id, c.path) for c in discovery.discover()}
+    assert found == {(CLIENT_OF[fixture], home / where) for fixture, where in LAYOUT.items()}
+
+
+def test_claude_code_projects_and_their_files_are_found(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "webapp"
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".mcp.json").write_text('{"mcpServers": {"p": {"command": "p-server"}}}')
+    shutil.copy(FIXTURES / "vscode_mcp.json", project / ".vscode" / "mcp.json")
+    claude = home / ".claude.json"
+    claude.write_text(claude.read_text().replace("/home/me/src/webapp", str(project)))
+    by_path = {c.path: c for c in discovery.discover()}
+    assert by_path[project / ".mcp.json"].client.id == "claude-code"
+    assert by_path[project / ".vscode" / "mcp.json"].client.id == "vscode"
+    scopes = {e.name: e.scope for e in discovery.load(by_path[claude]).entries}
+    assert scopes == {"memory": "", "sentry": "", "postgres": str(project)}
+
+
+def test_per_os_paths_are_known() -> None:
+    mac = dict(user_config_paths(Path("/Users/me"), "darwin", {}))
+    assert mac["claude-desktop"] == Path(
+        "/Users/me/Library/Application Support/Claude/claude_desktop_config.json")
+    assert mac["vscode"] == Path("/Users/me/Library/Application Support/Code/User/mcp.json")
+    assert mac["zed"] == Path("/Users/me/.config/zed/settings.json")
+    win = dict(user_config_paths(Path("C:/Users/me"), "win32",
+                                 {"APPDATA": "C:/Users/me/AppData/Roaming"}))
+    assert win["claude-desktop"] == Path(
+        "C:/Users/me/AppData/Roaming/Claude/claude_desktop_config.json")
+    assert win["codex"] == Path("C:/Users/me/.codex/config.toml")
+    linux = dict(user_config_paths(Path("/home/me"), "linux",
+                                   {"XDG_CONFIG_HOME": "/xdg", "CODEX_HOME": "/codex"}))
+    assert linux["claude-desktop"] == Path("/xdg/Claude/claude_desktop_config.json")
+    assert linux["codex"] == Path("/codex/config.toml")
+    assert dict(project_config_paths(Path("/p")))["claude-code"] == Path("/p/.mcp.json")
+
+
+@pytest.mark.e2e
+def test_wrap_all_then_unwrap_all_through_the_cli(home: Path, gw_home: Path) -> None:
+    desktop = home / LAYOUT["claude_desktop_config.json"]
+    desktop.chmod(0o600)
+    before = {where: (home / where).read_bytes() for where in LAYOUT.values()}
+    assert not any(any(s.values()) for s in listing().values())
+
+    out = gatewatch("wrap", "--all", "--yes")
+    assert out.returncode == 0, out.stderr
+    assert f"+++ {desktop}" in out.stdout  # the preview
+    assert "Claude Desktop: quit Claude Desktop completely" in out.stdout
+    assert "Zed:" not in out.stdout  # Zed reloads context servers by itself
+    assert "remote server (URL)" in out.stderr  # the skipped remote entries are named
+    wrapped = listing()
+    assert all(all(s.values()) for s in wrapped.values()), wrapped
+    assert wrapped["claude-code"] == {"memory": True, "postgres": True}
+    assert desktop.stat().st_mode & 0o777 == 0o600
+    backups = sorted((gw_home / "data" / "backups").rglob("*.json"))
+    assert any(b.read_bytes() == before[LAYOUT["claude_desktop_config.json"]] for b in backups)
+
+    again = gatewatch("wrap", "--all", "--yes")
+    assert again.returncode == 0 and "Nothing to change." in again.stdout
+
+    out = gatewatch("unwrap", "--all", "--yes")
+    assert out.returncode == 0, out.stderr
+    for where, data in before.items():
+        assert (home / where).read_bytes() == data, where
+
+
+def test_dry_run_shows_the_diff_and_writes_nothing(home: Path) -> None:
+    codex = home / LAYOUT["codex_config.toml"]
+    before = codex.read_bytes()
+    out = gatewatch("wrap", "codex", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert '-command = "npx"   # launcher' in out.stdout
+    assert f'+command = "{EXE}"   # launcher' in out.stdout
+    assert codex.read_bytes() == before
+
+
+def test_without_confirmation_nothing_is_written(home: Path) -> None:
+    before = (home / LAYOUT["vscode_mcp.json"]).read_bytes()
+    out = gatewatch("wrap", "vscode")
+    assert out.returncode == 1 and "--yes" in out.stderr
+    assert (home / LAYOUT["vscode_mcp.json"]).read_bytes() == before
+
+
+def test_one_server_of_one_client(home: Path) -> None:
+    out = gatewatch("wrap", "claude-desktop", "--server", "github", "--yes")
+    assert out.returncode == 0, out.stderr
+    assert listing()["claude-desktop"] == {
+        "filesystem": False, "github": True, "sqlite": False, "time": False}
+
+
+def test_a_file_changed_after_the_preview_is_left_alone(home: Path) -> None:
+    zed = home / LAYOUT["zed_settings.json"]
+    plan = changes.make_plan("wrap", changes.load_all(), changes.select("zed"), exe=EXE)
+    assert [c.config.path for c in plan.changes] == [zed]
+    edited = zed.read_text().replace('"vim_mode": false', '"vim_mode": true')
+    zed.write_text(edited)
+    done = changes.apply(plan)
+    assert done.written == []
+    assert "changed since the preview" in done.failed[0][1]
+    assert zed.read_text() == edited
+
+
+def test_a_file_added_by_path_is_listed_and_wrapped(home: Path, tmp_path: Path) -> None:
+    custom = tmp_path / "somewhere" / "agent-mcp.json"
+    custom.parent.mkdir()
+    custom.write_text('{\n  "mcpServers": {\n    "x": {"command": "x-server", "args": ["--v"]}\n'
+                      "  }\n}\n")
+    out = gatewatch("clients", "--add", str(custom))
+    assert out.returncode == 0, out.stderr
+    assert listing()["custom"] == {"x": False}
+    out = gatewatch("wrap", "--path", str(custom), "--yes")
+    assert out.returncode == 0, out.stderr
+    assert listing()["custom"] == {"x": True}
+    assert gatewatch("clients", "--forget", str(custom)).returncode == 0
+    assert "custom" not in listing()
+
+
+def test_adding_a_broken_file_names_the_line(home: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "mcpServers": {\n    "x": {"command": }\n  }\n}\n')
+    out = gatewatch("clients", "--add", str(broken))
+    assert out.returncode == 1
+    assert f"{broken}:3:" in out.stderr
+
+
+def test_unwrap_everything_and_health(home: Path) -> None:
+    changes.apply(changes.make_plan("wrap", changes.load_all(), exe="/gone/bin/gatewatch"))
+    problems = [h for loaded in changes.load_all() for h in health.check(loaded)]
+    assert problems and all(h.wrapped for h in problems)
+    assert all("does not exist" in (h.problem or "") for h in problems)
+    done = changes.unwrap_everything()
+    assert not done.failed and len(done.written) == len(LAYOUT)
+    for loaded in changes.load_all():
+        assert not any(e.wrapped for e in loaded.entries if e.transport is Transport.STDIO)
+    for fixture, where in LAYOUT.items():
+        assert (home / where).read_bytes() == (FIXTURES / fixture).read_bytes()
+
+
+def test_a_healthy_wrap_has_no_problem(home: Path) -> None:
+    changes.apply(changes.make_plan("wrap", changes.load_all(), changes.select("cline"),
+                                    exe=EXE))
+    cline = [h for loaded in changes.load_all() if loaded.config.client.id == "cline"
+             for h in health.check(loaded)]
+    assert [(h.server, h.wrapped, h.problem) for h in cline] == [("memory", True, None)]
+    assert os.access(EXE, os.X_OK)
