@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from proxy.ipc.framing import LineDecoder, encode
 
-MESSAGES = [
+MESSAGES: list[dict[str, Any]] = [
     {"type": "hello", "protocol": 1, "role": "proxy", "server": "gmail"},
     {"type": "ask", "ask_id": "a-1", "arguments_preview": "{\"to\": \"x@y.z\"}\n"},
     {"type": "heartbeat", "calls": 3},
