@@ -10,7 +10,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from proxy.doctor import render_json, render_text, run_all, worst
+    from proxy.doctor.report import render_json, render_text, worst
+    from proxy.doctor.runner import run_all
 
     results = run_all()
     print(render_json(results) if args.json else render_text(results))

@@ -1,6 +1,5 @@
-"""`gatewatch doctor`: one line per check of the environment, worst status as exit code."""
+"""`gatewatch doctor`: one line per check of the environment, worst status as exit code.
 
-from proxy.doctor.report import CheckResult, Status, render_json, render_text, worst
-from proxy.doctor.runner import CHECKS, run_all
-
-__all__ = ["CHECKS", "CheckResult", "Status", "render_json", "render_text", "run_all", "worst"]
+Modules: report (results and rendering), runner (the list of checks), environment, state and
+integrations (the checks), qt_libs and qt_probe (run on their own, by the installer and doctor).
+"""

@@ -6,19 +6,22 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from proxy.doctor import qt_libs
 from proxy.doctor.report import CheckResult, Status
 
-MIN_PYTHON = (3, 10)
+MIN_PYTHON = (3, 11)
 QT_PROBE_TIMEOUT_S = 20.0
+# Run by path, not with -m, so a `proxy` package in the working directory cannot shadow ours.
+QT_PROBE = Path(__file__).with_name("qt_probe.py")
 
 
 def check_python() -> list[CheckResult]:
     version = ".".join(map(str, sys.version_info[:3]))
     where = f"{version} at {sys.executable}"
     if sys.version_info[:2] < MIN_PYTHON:
-        return [CheckResult("python", Status.FAIL, where, "Gatewatch needs Python 3.10 or newer")]
+        return [CheckResult("python", Status.FAIL, where, "Gatewatch needs Python 3.11 or newer")]
     return [CheckResult("python", Status.OK, where)]
 
 
@@ -71,7 +74,7 @@ def check_qt_platform() -> list[CheckResult]:
         ]
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "proxy.doctor.qt_probe"],
+            [sys.executable, str(QT_PROBE)],
             capture_output=True, text=True, timeout=QT_PROBE_TIMEOUT_S, check=False,
         )
     except subprocess.TimeoutExpired:
@@ -82,7 +85,7 @@ def check_qt_platform() -> list[CheckResult]:
             )
         ]
     if done.returncode != 0:
-        last = next((ln for ln in reversed(done.stderr.splitlines()) if ln.strip()), "")
+        last = _qt_complaint(done.stderr)
         return [
             CheckResult(
                 "qt", Status.FAIL, f"Qt platform plugin failed to load: {last or done.returncode}",
@@ -102,6 +105,13 @@ def check_qt_platform() -> list[CheckResult]:
             )
         )
     return results
+
+
+def _qt_complaint(stderr: str) -> str:
+    """Qt's own last word on why no platform plugin loaded, else the last line it printed."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    qpa = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("qt.qpa")]
+    return (qpa or lines or [""])[-1]
 
 
 def check_keyring() -> list[CheckResult]:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from types import ModuleType
+from typing import Any
 
 from proxy import paths
 from proxy.doctor.report import CheckResult, Status
+
+CLASSIFIER_TIMEOUT_S = 3.0
 
 
 def _part(module: str, *names: str) -> ModuleType | None:
@@ -40,26 +43,131 @@ def check_rule_packs() -> list[CheckResult]:
 
 def check_policy() -> list[CheckResult]:
     engine = _part("proxy.engine", "load_policy", "PolicyError")
-    if engine is None:
+    packs = _part("proxy.engine.packs", "load_packs")
+    if engine is None or packs is None:
         return [_not_available("policy", "decision engine (proxy.engine)")]
-    user = paths.user_policy_path()
+    results = []
     try:
-        engine.load_policy(user if user.exists() else None)
+        loaded = packs.load_packs()
+        results.append(
+            CheckResult("server-packs", Status.OK, f"{len(loaded)} server packs valid")
+        )
     except engine.PolicyError as exc:
-        return [CheckResult("policy", Status.FAIL, str(exc), "fix the file and line named above")]
-    mine = f"user policy {user}" if user.exists() else "no user policy"
-    return [CheckResult("policy", Status.OK, f"server packs and {mine} valid")]
+        results.append(
+            CheckResult("server-packs", Status.FAIL, str(exc), "fix the pack line named above")
+        )
+    user = paths.user_policy_path()
+    if not user.exists():
+        results.append(CheckResult("policy", Status.OK, f"no user policy ({user})"))
+        return results
+    try:
+        engine.load_policy(user)
+    except engine.PolicyError as exc:
+        results.append(
+            CheckResult("policy", Status.FAIL, str(exc), "fix the line named above")
+        )
+    else:
+        results.append(CheckResult("policy", Status.OK, f"user policy {user} valid"))
+    return results
+
+
+def check_settings() -> list[CheckResult]:
+    settings = _part("proxy.settings", "load_settings", "SettingsError")
+    if settings is None:
+        return [_not_available("settings", "settings (proxy.settings)")]
+    try:
+        settings.load_settings()
+    except settings.SettingsError as exc:
+        return [CheckResult("settings", Status.FAIL, str(exc), "fix the line named above")]
+    path = paths.settings_path()
+    where = f"{path} valid" if path.exists() else "defaults (no settings.yaml)"
+    return [CheckResult("settings", Status.OK, where)]
 
 
 def check_classifier() -> list[CheckResult]:
-    settings = _part("proxy.settings", "load_settings")
+    settings = _part("proxy.settings", "load_settings", "SettingsError")
     if settings is None:
         return [_not_available("classifier", "settings (proxy.settings)")]
-    return [CheckResult("classifier", Status.OK, "local classifier disabled")]
+    try:
+        current = settings.load_settings()
+    except settings.SettingsError:
+        return []  # reported by the settings check
+    if not hasattr(current, "classifier"):
+        return [_not_available("classifier", "the local classifier setting")]
+    if not current.classifier:
+        return [CheckResult("classifier", Status.OK, "local classifier disabled")]
+    url = str(current.classifier_url)
+    problem = probe_url(url)
+    if problem:
+        return [
+            CheckResult(
+                "classifier", Status.WARN, f"local classifier at {url} unreachable: {problem}",
+                "start it, or turn it off in settings; until then results are scanned by rules",
+            )
+        ]
+    return [CheckResult("classifier", Status.OK, f"local classifier at {url} reachable")]
+
+
+def probe_url(url: str, timeout_s: float = CLASSIFIER_TIMEOUT_S) -> str | None:
+    """None when something answers HTTP at url (any status), else why not."""
+    import urllib.error
+    import urllib.request
+
+    if not url.startswith(("http://", "https://")):
+        return f"not an http(s) URL: {url!r}"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError:
+        return None  # it answered: reachable, even if this path is not the API's root
+    except (urllib.error.URLError, OSError) as exc:
+        return str(getattr(exc, "reason", exc))
 
 
 def check_clients() -> list[CheckResult]:
-    clients = _part("proxy.clients", "discover")
-    if clients is None:
+    """One line per client config with servers; a FAIL for each wrapped server that cannot start."""
+    discovery = _part("proxy.clients.discovery", "discover", "load")
+    health = _part("proxy.clients.health", "check_entry")
+    if discovery is None or health is None:
         return [_not_available("clients", "client config discovery (proxy.clients)")]
-    return [CheckResult("clients", Status.OK, "no client configs found")]
+    results = []
+    for config in discovery.discover():
+        label = f"{config.client.label} {config.path}"
+        loaded = discovery.load(config)
+        if loaded.error:
+            results.append(
+                CheckResult("clients", Status.WARN, f"{label}: unreadable: {loaded.error}",
+                            "fix the file; Gatewatch cannot wrap or unwrap it until then")
+            )
+            continue
+        stdio = [e for e in loaded.entries if e.command is not None and not e.skip_reason]
+        if not stdio:
+            continue
+        wrapped = [e for e in stdio if e.wrapped]
+        results.append(
+            CheckResult("clients", Status.OK,
+                        f"{label}: {len(wrapped)} of {len(stdio)} servers wrapped")
+        )
+        for entry in wrapped:
+            problem = health.check_entry(config, entry).problem or _upstream_problem(entry)
+            if problem:
+                results.append(
+                    CheckResult("clients", Status.FAIL, f"{label}: {entry.name}: {problem}",
+                                "run `gatewatch wrap --all` again, or fix the command")
+                )
+    if not results:
+        results.append(CheckResult("clients", Status.OK, "no MCP client configs with servers"))
+    return results
+
+
+def _upstream_problem(entry: Any) -> str | None:
+    """Why the server inside a wrapped entry cannot be launched, or None."""
+    import shutil
+    from pathlib import Path
+
+    command, _ = entry.original
+    if Path(command).is_absolute():
+        return None if Path(command).is_file() else f"server command {command} does not exist"
+    if shutil.which(command) is None:
+        return f"server command {command!r} is not on PATH"
+    return None

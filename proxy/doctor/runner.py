@@ -16,6 +16,7 @@ CHECKS: list[tuple[str, Check]] = [
     ("database", state.check_database),
     ("rule-packs", integrations.check_rule_packs),
     ("policy", integrations.check_policy),
+    ("settings", integrations.check_settings),
     ("socket-dir", state.check_socket_dir),
     ("keyring", environment.check_keyring),
     ("classifier", integrations.check_classifier),
