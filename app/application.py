@@ -9,29 +9,30 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-from app import autostart, settings_store, store
+from app import app_prefs, store
 from app.ask_controller import AskController
 from app.hub import Hub
 from app.live_proxies import LiveProxy
 from app.main_window import MainWindow
 from app.notifier import Notifier
 from app.popup import ApprovalPopup
-from app.settings_store import AppSettings
 from app.tray import Tray
 from app.tray_state import TrayFacts
+from proxy.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
 
 
 class GatewatchApp(QObject):
     def __init__(self, conn: sqlite3.Connection, hub: Hub, settings_path: Path,
-                 settings: AppSettings) -> None:
+                 settings: Settings) -> None:
         super().__init__()
         self.conn = conn
         self.hub = hub
         self.settings = settings
+        self.prefs = app_prefs.load()
         self.popup = ApprovalPopup()
-        self.asks = AskController(hub, self.popup, lambda: self.settings.popup_timeout, self)
+        self.asks = AskController(hub, self.popup, self.popup_timeout, self)
         self.tray = Tray(self)
         self.window = MainWindow(conn, hub, settings_path, settings)
         self.notifier = Notifier(self.tray, conn, self)
@@ -88,10 +89,12 @@ class GatewatchApp(QObject):
     def _reload_proxies(self) -> None:
         self.hub.broadcast({"type": "control", "action": "reload"})
 
-    def _settings_saved(self, settings: AppSettings) -> None:
-        if settings.start_at_login != self.settings.start_at_login:
-            autostart.set_enabled(settings.start_at_login)
+    def popup_timeout(self) -> float:
+        return self.settings.popup_timeout if self.prefs.countdown else 0.0
+
+    def _settings_saved(self, settings: Settings) -> None:
         self.settings = settings
+        self.prefs = app_prefs.load()
         self._reload_proxies()
 
     def quit(self) -> None:
@@ -99,10 +102,10 @@ class GatewatchApp(QObject):
         QApplication.quit()
 
 
-def load_settings(path: Path) -> tuple[AppSettings, str]:
+def read_settings(path: Path) -> tuple[Settings, str]:
     """Settings, or the defaults and a message saying what is wrong with the file."""
     try:
-        return settings_store.load(path), ""
-    except settings_store.SettingsError as exc:
+        return load_settings(path), ""
+    except SettingsError as exc:
         log.error("%s", exc)
-        return AppSettings(), f"{exc}. Using the defaults until it is fixed."
+        return Settings(), f"{exc}. Using the defaults until it is fixed."

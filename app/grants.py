@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class Remember(enum.Enum):
     ONCE = "once"
     SESSION = "session"
     FOREVER = "forever"
+
+
+if TYPE_CHECKING:
+    from proxy.ipc.protocol import Remember as Scope
+
+_SCOPES: dict[Remember, Scope] = {
+    Remember.ONCE: "once",
+    Remember.SESSION: "session",
+    Remember.FOREVER: "forever",
+}
 
 
 @dataclass(frozen=True)
@@ -28,12 +38,8 @@ class Answer:
 def decision_message(ask_id: str, answer: Answer) -> dict[str, Any]:
     """A deny is always for this call only: remembering is a grant, never a standing refusal
     that a later, deliberate Allow could not override."""
+    from proxy.ipc import protocol
+
     remember = answer.remember if answer.allow else Remember.ONCE
     expires = answer.expires_in_s if remember is Remember.FOREVER else None
-    return {
-        "type": "decision",
-        "ask_id": ask_id,
-        "allow": answer.allow,
-        "remember": remember.value,
-        "expires_in_s": expires,
-    }
+    return protocol.decision(ask_id, answer.allow, _SCOPES[remember], expires)

@@ -15,12 +15,12 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from app import socket_path
-from app.line_framing import LineDecoder, encode
 from app.live_proxies import LiveProxy
+from proxy.ipc import protocol
+from proxy.ipc.framing import LineDecoder, encode
 
 log = logging.getLogger(__name__)
 
-PROTOCOL = 1
 HEARTBEAT_MS = 5_000
 TOUCH_MS = 30 * 60 * 1000
 
@@ -55,7 +55,7 @@ class Hub(QObject):
         self._server.newConnection.connect(self._accept)
         self._links: list[_Link] = []
         self._heartbeat = QTimer(self, interval=HEARTBEAT_MS)
-        self._heartbeat.timeout.connect(lambda: self.broadcast({"type": "heartbeat"}))
+        self._heartbeat.timeout.connect(lambda: self.broadcast(protocol.heartbeat()))
         self._touch = QTimer(self, interval=TOUCH_MS)
         self._touch.timeout.connect(self._touch_socket)
 
@@ -63,18 +63,25 @@ class Hub(QObject):
 
     def listen(self) -> bool:
         """Serve the socket. False when another server already does (then do not serve)."""
-        socket_path.prepare_dir()
+        socket_path.prepare()
         if socket_path.someone_serves():
             return False
         name = socket_path.server_name()
-        if not self._server.listen(name):
+        if sys.platform != "win32":
+            # Born 0600: UserAccessOption would break address-in-use detection (QTBUG-48635).
+            old_umask = os.umask(0o177)
+        try:
+            listening = self._server.listen(name)
+        finally:
+            if sys.platform != "win32":
+                os.umask(old_umask)
+        if not listening:
             # Lost a race with another starting app, or a file that is not ours.
             if socket_path.someone_serves():
                 return False
             raise HubError(f"cannot listen on {name}: {self._server.errorString()}")
         if sys.platform != "win32":
-            # Set by hand: UserAccessOption breaks address-in-use detection (QTBUG-48635).
-            os.chmod(name, 0o600)
+            os.chmod(name, 0o600)  # belt and braces on platforms that ignore the umask
         self._heartbeat.start()
         self._touch.start()
         log.info("serving %s", name)
@@ -89,7 +96,7 @@ class Hub(QObject):
         # Runtime-dir cleaners remove files with an old access time.
         if sys.platform != "win32":
             try:
-                os.utime(socket_path.socket_file())
+                os.utime(socket_path.server_name())
             except OSError as exc:
                 log.warning("cannot touch the socket: %s", exc)
 
@@ -125,17 +132,7 @@ class Hub(QObject):
             self._links.append(link)
             sock.readyRead.connect(lambda link=link: self._read(link))
             sock.disconnected.connect(lambda link=link: self._drop(link))
-            sock.write(
-                encode(
-                    {
-                        "type": "hello",
-                        "protocol": PROTOCOL,
-                        "role": "app",
-                        "name": "Gatewatch",
-                        "version": self._version,
-                    }
-                )
-            )
+            sock.write(encode(protocol.server_hello("Gatewatch", self._version)))
             sock.flush()
 
     def _read(self, link: _Link) -> None:
@@ -150,9 +147,8 @@ class Hub(QObject):
             if kind != "hello":
                 log.warning("ignoring %r before hello", kind)
                 return
-            protocol = msg.get("protocol")
-            if not isinstance(protocol, int) or protocol > PROTOCOL:
-                log.warning("closing a peer that speaks protocol %r", protocol)
+            if not protocol.speaks_our_protocol(msg):
+                log.warning("closing a peer that speaks protocol %r", msg.get("protocol"))
                 link.sock.disconnectFromServer()
                 return
             link.greeted = True
@@ -163,6 +159,7 @@ class Hub(QObject):
             return
         if kind == "show":
             self.show_requested.emit()
+            link.sock.disconnectFromServer()  # tells the launcher it was heard
             return
         if link.proxy is None:
             return
@@ -193,8 +190,12 @@ def wake_running_app(timeout_ms: int = 2000) -> bool:
     sock.connectToServer(socket_path.server_name())
     if not sock.waitForConnected(timeout_ms):
         return False
-    sock.write(encode({"type": "hello", "protocol": PROTOCOL, "role": "launcher"}))
+    sock.write(encode({"type": "hello", "protocol": protocol.PROTOCOL_VERSION, "role": "launcher"}))
     sock.write(encode({"type": "show"}))
-    ok = sock.waitForBytesWritten(timeout_ms)
-    sock.disconnectFromServer()
-    return ok
+    sock.waitForBytesWritten(timeout_ms)
+    # The app hangs up once it has read the request; that is the acknowledgement.
+    heard = sock.state() == QLocalSocket.LocalSocketState.UnconnectedState or (
+        sock.waitForDisconnected(timeout_ms)
+    )
+    sock.abort()
+    return heard

@@ -45,14 +45,14 @@ def main(argv: list[str]) -> int:
         return 1
 
     from app import icons
-    from app.application import GatewatchApp, load_settings
+    from app.application import GatewatchApp, read_settings
     from app.store import open_db
 
     qt_app.setWindowIcon(icons.app_icon())
     style = paths.resources_dir() / "style" / "gatewatch.qss"
     if style.exists():
         qt_app.setStyleSheet(style.read_text(encoding="utf-8"))
-    settings, problem = load_settings(paths.settings_path())
+    settings, problem = read_settings(paths.settings_path())
     gatewatch = GatewatchApp(open_db(), hub, paths.settings_path(), settings)
     gatewatch.start()
     if problem:

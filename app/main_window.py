@@ -14,9 +14,9 @@ from app import icons
 from app.history_tab import HistoryTab
 from app.hub import Hub
 from app.servers_tab import ServersTab
-from app.settings_store import AppSettings
 from app.settings_tab import SettingsTab
 from app.trust_tab import TrustTab
+from proxy.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class MainWindow(QMainWindow):
         conn: sqlite3.Connection,
         hub: Hub,
         settings_path: Path,
-        settings: AppSettings,
+        settings: Settings,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)

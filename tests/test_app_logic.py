@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from app import app_prefs
 from app.countdown import Countdown, popup_seconds
 from app.grants import Answer, Remember, decision_message
-from app.line_framing import LineDecoder, encode
 from app.questions import Question, QuestionQueue
 from app.rate_limit import RateLimiter
-from app.settings_store import AppSettings, SettingsError, load, save
 from app.tray_state import TrayFacts, TrayState, tray_state
 
 
@@ -149,24 +147,6 @@ def test_tray_state(facts: TrayFacts, state: TrayState) -> None:
     assert tray_state(facts) is state
 
 
-def test_framing_handles_split_and_joined_reads() -> None:
-    decoder = LineDecoder()
-    data = encode({"type": "a", "n": 1}) + encode({"type": "b", "text": "é\n"})
-    out = []
-    for i in range(len(data)):  # one byte at a time, splitting the UTF-8 of é too
-        out += decoder.feed(data[i : i + 1])
-    assert out == [{"type": "a", "n": 1}, {"type": "b", "text": "é\n"}]
-    assert LineDecoder().feed(data) == out
-
-
-def test_framing_drops_bad_lines_and_keeps_going() -> None:
-    decoder = LineDecoder(max_line=64)
-    data = (b"not json\n[1,2]\n" + b'{"no_type": 1}\n' + b'{"type":"big","x":"' + b"y" * 200
-            + b'"}\n' + encode({"type": "ok"}))
-    assert decoder.feed(data[:100]) == []
-    assert decoder.feed(data[100:]) == [{"type": "ok"}]
-
-
 def test_rate_limiter() -> None:
     limit = RateLimiter(limit=2, window_s=10)
     assert [limit.allow(now=t) for t in (0, 1, 2, 3)] == [True, True, False, False]
@@ -174,31 +154,10 @@ def test_rate_limiter() -> None:
     assert limit.allow(now=10.5)
 
 
-def test_settings_round_trip_keeps_unknown_keys(tmp_path: Path) -> None:
-    path = tmp_path / "settings.yaml"
-    path.write_text("popup_timeout: 30\nother_part: {x: 1}\n")
-    settings = load(path)
-    assert settings.popup_timeout == 30 and settings.ask_timeout == AppSettings().ask_timeout
-    settings.detector = False
-    save(path, settings)
-    import yaml
-
-    raw = yaml.safe_load(path.read_text())
-    assert raw["other_part"] == {"x": 1} and raw["detector"] is False
-    assert load(path).detector is False
-
-
-def test_bad_settings_name_file_line_and_fix(tmp_path: Path) -> None:
-    path = tmp_path / "settings.yaml"
-    path.write_text("popup_timeout: 30\nask_via: [\n")
-    with pytest.raises(SettingsError, match=r"settings.yaml: line \d+"):
-        load(path)
-    path.write_text("popup_timeout: soon\n")
-    with pytest.raises(SettingsError, match="popup_timeout must be int"):
-        load(path)
-
-
-def test_encode_is_one_json_line() -> None:
-    line = encode({"type": "decision", "reason": "a\nb"})
-    assert line.endswith(b"\n") and line.count(b"\n") == 1
-    assert json.loads(line) == {"type": "decision", "reason": "a\nb"}
+def test_app_prefs_round_trip_and_fall_back_on_junk(tmp_path: Path) -> None:
+    path = tmp_path / "app.yaml"
+    assert app_prefs.load(path).countdown is True
+    app_prefs.save(app_prefs.AppPrefs(countdown=False), path)
+    assert app_prefs.load(path).countdown is False
+    path.write_text("countdown: [\n")
+    assert app_prefs.load(path).countdown is True
