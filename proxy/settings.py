@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -115,6 +114,8 @@ def _check(key: str, value: Any, annotation: str, where: str) -> Any:
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
     """Write settings, keeping the user's comments and key order (atomic replace)."""
+    import tempfile
+
     from ruamel.yaml import YAML
 
     path = path or paths.settings_path()
