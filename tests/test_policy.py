@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from proxy.engine import Engine, PolicyError, load_policy
 from proxy.engine.policy import merge_tool
 from proxy.store.schema import connect
 
-GMAIL_TOOLS = [
+GMAIL_TOOLS: list[dict[str, Any]] = [
     {"name": n, "description": n, "inputSchema": {}}
     for n in ("send_email", "read_email", "search_emails", "delete_email")
 ]
