@@ -33,7 +33,8 @@ class FileChange:
     fingerprint: str
     servers: list[str] = field(default_factory=list)  # wrapped, rewrapped or unwrapped
     to_store: list[tuple[str, str]] = field(default_factory=list)  # (keyring username, secret)
-    to_forget: list[str] = field(default_factory=list)  # keyring usernames, after the write
+    # (keyring username, secret) to delete after the write; the secret is kept for undo.
+    to_forget: list[tuple[str, str]] = field(default_factory=list)
     secrets_shown: list[str] = field(default_factory=list)  # masked in the preview
 
     def diff(self) -> str:
@@ -154,7 +155,7 @@ def _plan_file(action: Action, loaded: LoadedConfig, picked: list[ServerEntry], 
             changed = editor.unwrap(entry)
             for var, username, secret in restored:
                 editor.set_env(entry, var, secret)
-                change.to_forget.append(username)
+                change.to_forget.append((username, secret))
                 change.secrets_shown.append(secret)
                 changed = True
         if changed:
@@ -193,7 +194,7 @@ def apply(plan: Plan) -> Applied:
         except (OSError, StaleFileError, secrets.KeyringError) as exc:
             done.failed.append((path, str(exc)))
             continue
-        for username in change.to_forget:
+        for username, _ in change.to_forget:
             secrets.forget(username)
         done.written.append((path, copy))
         hint = change.config.client.restart
@@ -202,6 +203,22 @@ def apply(plan: Plan) -> Applied:
             if line not in done.restart:
                 done.restart.append(line)
     return done
+
+
+def undo(plan: Plan, done: Applied) -> Applied:
+    """Put back exactly what apply() changed: each written file's previous bytes (unless it
+    changed again since) and the keyring entries as they were."""
+    from proxy.clients.files import fingerprint
+
+    written = {path for path, _ in done.written}
+    inverse = Plan(plan.action)
+    for change in plan.changes:
+        if change.config.path in written:
+            inverse.changes.append(FileChange(
+                change.config, change.after, change.before,
+                fingerprint(change.after.encode("utf-8")), list(change.servers),
+                to_store=list(change.to_forget), to_forget=list(change.to_store)))
+    return apply(inverse)
 
 
 def load_all(configs: list[ConfigFile] | None = None) -> list[LoadedConfig]:

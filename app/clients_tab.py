@@ -1,0 +1,310 @@
+"""Clients tab: every MCP client config found, one Protect toggle per server, Protect all,
+a preview of each change before it is written, and undo of the last change.
+
+All the work is done by proxy.clients (the same code as `gatewatch wrap`); this is the view.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proxy.clients import changes, discovery
+from proxy.clients.discovery import ConfigFile, LoadedConfig
+from proxy.clients.entries import ServerEntry, Transport
+from proxy.clients.executable import ExecutableNotFound
+from proxy.clients.health import check_entry
+from proxy.clients.nodes import ConfigSyntaxError
+
+HEADERS = ("Server", "Status", "Command")
+ENTRY_ROLE = Qt.ItemDataRole.UserRole
+GREEN, AMBER, RED = QColor("#2f7d5b"), QColor("#9a6700"), QColor("#b4403a")
+
+
+def _status(config: ConfigFile, entry: ServerEntry) -> tuple[str, str, QColor | None]:
+    """(status text, tooltip, colour) for one server."""
+    if entry.transport is not Transport.STDIO:
+        return ("Remote" if entry.transport is Transport.REMOTE else "Skipped",
+                entry.skip_reason or "", None)
+    problem = check_entry(config, entry).problem
+    if problem:
+        return "Broken", problem, RED
+    if entry.wrapped:
+        return "Protected", "Runs through Gatewatch", GREEN
+    return "Not protected", "The client runs this server directly", AMBER
+
+
+def _short(path: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Added lines green, removed lines red, hunk headers dim."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.formats: dict[str, QTextCharFormat] = {}
+        for prefix, colour in (("+", GREEN), ("-", RED), ("@", QColor("#777777"))):
+            fmt = QTextCharFormat()
+            fmt.setForeground(colour)
+            self.formats[prefix] = fmt
+
+    def highlightBlock(self, text: str) -> None:
+        if text[:1] in self.formats and not text.startswith(("+++", "---")):
+            self.setFormat(0, len(text), self.formats[text[:1]])
+
+
+class PreviewDialog(QDialog):
+    """The unified diff of a plan, with what was skipped and why; Write applies it."""
+
+    def __init__(self, plan: changes.Plan, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Review the change")
+        self.resize(820, 520)
+        files = len(plan.changes)
+        intro = QLabel(f"Gatewatch will change {files} file{'s' * (files != 1)}. "
+                       "A backup of each is kept; Undo puts them back exactly.")
+        intro.setWordWrap(True)
+        self.diff = QPlainTextEdit(plan.preview(), readOnly=True)
+        self.diff.setObjectName("diff")
+        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.highlighter = DiffHighlighter(self.diff.document())
+        notes = [*plan.notes, *(f"Skipped {s.server} in {s.config.path.name}: {s.reason}"
+                                for s in plan.skipped if s.server != "*"),
+                 *(f"Skipped {s.config.path}: {s.reason}" for s in plan.skipped
+                   if s.server == "*")]
+        self.notes = QLabel("\n".join(notes))
+        self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.TextFormat.PlainText)
+        self.notes.setVisible(bool(notes))
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.write_button = self.buttons.addButton(
+            "Write changes", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.diff, 1)
+        layout.addWidget(self.notes)
+        layout.addWidget(self.buttons)
+
+
+class ClientsTab(QWidget):
+    changed = Signal()  # config files were written (or put back)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.loaded: list[LoadedConfig] = []
+        self.preview: PreviewDialog | None = None
+        self._last: tuple[changes.Plan, changes.Applied] | None = None
+
+        intro = QLabel("MCP clients found on this computer. A protected server runs through "
+                       "Gatewatch, which checks every tool call and result.")
+        intro.setWordWrap(True)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(HEADERS)
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.tree.itemChanged.connect(self._toggled)
+        self.empty = QLabel("No MCP client configs were found. Use “Add config file…” for a "
+                            "client Gatewatch does not know.")
+        self.empty.setWordWrap(True)
+
+        self.secrets_box = QCheckBox("Move tokens and passwords into the system keyring")
+        self.secrets_box.setToolTip(
+            "Secret-looking env values leave the config file; Gatewatch hands them to the "
+            "server when it starts it. Unprotecting puts them back.")
+        self.protect_all_button = QPushButton("Protect all")
+        self.protect_all_button.clicked.connect(self.protect_all)
+        self.undo_button = QPushButton("Undo last change")
+        self.undo_button.setEnabled(False)
+        self.undo_button.clicked.connect(self.undo)
+        add_button = QPushButton("Add config file…")
+        add_button.clicked.connect(self._choose_file)
+        refresh_button = QPushButton("Refresh")
+        refresh_button.clicked.connect(self.refresh)
+        self.status = QLabel()
+        self.status.setObjectName("banner")
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.hide()
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.protect_all_button)
+        buttons.addWidget(self.undo_button)
+        buttons.addStretch(1)
+        buttons.addWidget(add_button)
+        buttons.addWidget(refresh_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.status)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.secrets_box)
+        layout.addLayout(buttons)
+        self.refresh()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.loaded = changes.load_all()
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        for loaded in self.loaded:
+            config = loaded.config
+            top = QTreeWidgetItem([config.client.label, "", _short(config.path)])
+            font = top.font(0)
+            font.setBold(True)
+            top.setFont(0, font)
+            top.setToolTip(2, str(config.path))
+            top.setForeground(2, QBrush(QColor("#777777")))
+            stdio = [e for e in loaded.entries if e.transport is Transport.STDIO]
+            if loaded.error:
+                top.setText(1, "Cannot read")
+                top.setToolTip(1, loaded.error)
+                top.setForeground(1, QBrush(RED))
+            elif stdio:
+                top.setText(1, f"{sum(e.wrapped for e in stdio)} of {len(stdio)} protected")
+            self.tree.addTopLevelItem(top)
+            for entry in loaded.entries:
+                top.addChild(self._server_item(config, entry))
+            top.setExpanded(True)
+        self.tree.blockSignals(False)
+        self.empty.setVisible(not self.loaded)
+        self.tree.setVisible(bool(self.loaded))
+
+    def _server_item(self, config: ConfigFile, entry: ServerEntry) -> QTreeWidgetItem:
+        status, tip, colour = _status(config, entry)
+        original = entry.original
+        runs = " ".join([original[0], *original[1]]) if original else (entry.skip_reason or "")
+        name = f"{entry.name}  (project {Path(entry.scope).name})" if entry.scope else entry.name
+        item = QTreeWidgetItem([name, status, runs])
+        item.setToolTip(1, tip)
+        item.setToolTip(2, runs)
+        if colour is not None:
+            item.setForeground(1, QBrush(colour))
+        item.setData(0, ENTRY_ROLE, (config.path, entry.location))
+        if entry.transport is Transport.STDIO:
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(0, Qt.CheckState.Checked if entry.wrapped
+                               else Qt.CheckState.Unchecked)
+            item.setToolTip(0, "Tick to protect this server, untick to give it back its "
+                               "original command")
+        else:
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+        return item
+
+    def server_item(self, client_id: str, server: str) -> QTreeWidgetItem | None:
+        """The row of one server (for tests and for jumping to it)."""
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            if top is None or self.loaded[i].config.client.id != client_id:
+                continue
+            for j in range(top.childCount()):
+                if self.loaded[i].entries[j].name == server:
+                    return top.child(j)
+        return None
+
+    # -- changing ---------------------------------------------------------------------------
+
+    def _toggled(self, item: QTreeWidgetItem, column: int) -> None:
+        key = item.data(0, ENTRY_ROLE)
+        if column != 0 or not key:
+            return
+        path, location = key
+        action: changes.Action = ("wrap" if item.checkState(0) == Qt.CheckState.Checked
+                                  else "unwrap")
+        self._propose(action, lambda c, e: c.path == path and e.location == location)
+
+    def protect_all(self) -> None:
+        self._propose("wrap", changes.everything)
+
+    def _propose(self, action: changes.Action, chosen: changes.Selector) -> None:
+        try:
+            plan = changes.make_plan(action, self.loaded, chosen,
+                                     secrets_to_keyring=self.secrets_box.isChecked())
+        except ExecutableNotFound as exc:
+            self._say(str(exc))
+            self.refresh()
+            return
+        if not plan.changes:
+            reasons = [*plan.notes, *(s.reason for s in plan.skipped)]
+            self._say("Nothing to change." + (" " + " ".join(reasons) if reasons else ""))
+            self.refresh()
+            return
+        self.preview = PreviewDialog(plan, self)
+        self.preview.accepted.connect(lambda: self._write(plan))
+        self.preview.rejected.connect(self.refresh)  # put the toggle back
+        self.preview.open()
+
+    def _write(self, plan: changes.Plan) -> None:
+        done = changes.apply(plan)
+        if done.written:
+            self._last = (plan, done)
+            self.undo_button.setEnabled(True)
+        self._report(done, "Saved")
+        self.refresh()
+        self.changed.emit()
+
+    def undo(self) -> None:
+        if self._last is None:
+            return
+        plan, done = self._last
+        self._last = None
+        self.undo_button.setEnabled(False)
+        self._report(changes.undo(plan, done), "Put back")
+        self.refresh()
+        self.changed.emit()
+
+    def _report(self, done: changes.Applied, verb: str) -> None:
+        lines = []
+        if done.written:
+            names = ", ".join(_short(path) for path, _ in done.written)
+            lines.append(f"{verb} {names}.")
+        lines += [f"Not written: {reason}" for _, reason in done.failed]
+        if done.restart:
+            lines.append("To pick up the change: " + "; ".join(done.restart) + ".")
+        self._say("\n".join(lines))
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def _choose_file(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Add an MCP config file", str(Path.home()),
+                                              "Config files (*.json *.yaml *.yml *.toml)")
+        if name:
+            self.add_file(Path(name))
+
+    def add_file(self, path: Path) -> None:
+        try:
+            discovery.add_path(path)
+        except (OSError, ValueError, ConfigSyntaxError) as exc:
+            self._say(f"Cannot add {path}: {exc}")
+            return
+        self._say(f"Added {path}.")
+        self.refresh()

@@ -1,0 +1,147 @@
+"""The Clients tab wraps and unwraps through proxy.clients: toggles, preview, Protect all, Undo."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+from keyrings.alt.file import PlaintextKeyring
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from app.clients_tab import ClientsTab
+from proxy.clients import discovery
+from tests.test_clients_apply import FIXTURES, LAYOUT
+
+EXE = str(Path(sys.executable).parent / "gatewatch")
+DESKTOP = LAYOUT["claude_desktop_config.json"]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    for fixture, where in LAYOUT.items():
+        (home / where).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURES / fixture, home / where)
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GATEWATCH_EXECUTABLE", EXE)
+    return home
+
+
+@pytest.fixture
+def test_keyring(tmp_path: Path) -> Iterator[None]:
+    backend = PlaintextKeyring()
+    backend.file_path = str(tmp_path / "keyring.cfg")
+    previous = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    yield
+    keyring.set_keyring(previous)
+
+
+def servers(path: Path) -> dict[str, bool]:
+    config = next(c for c in discovery.discover() if c.path == path)
+    return {e.name: e.wrapped for e in discovery.load(config).entries if e.command}
+
+
+def toggle(tab: ClientsTab, client: str, server: str, on: bool) -> None:
+    item = tab.server_item(client, server)
+    assert item is not None
+    item.setCheckState(0, Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+
+
+def write(qtbot: QtBot, tab: ClientsTab) -> None:
+    assert tab.preview is not None and tab.preview.isVisible()
+    qtbot.mouseClick(tab.preview.write_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.preview is not None and not tab.preview.isVisible())
+
+
+def test_a_toggle_previews_then_wraps_and_unwrapping_restores_the_file(
+    qtbot: QtBot, home: Path
+) -> None:
+    original = (home / DESKTOP).read_bytes()
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    item = tab.server_item("claude-desktop", "github")
+    assert item is not None and item.text(1) == "Not protected"
+
+    toggle(tab, "claude-desktop", "github", True)
+    assert tab.preview is not None
+    assert f'"command":"{EXE}"' in tab.preview.diff.toPlainText()
+    assert (home / DESKTOP).read_bytes() == original  # nothing written before Write
+    write(qtbot, tab)
+    assert servers(home / DESKTOP) == {
+        "filesystem": False, "github": True, "sqlite": False, "time": False}
+    row = tab.server_item("claude-desktop", "github")
+    assert row is not None and row.text(1) == "Protected"
+    assert "quit Claude Desktop completely" in tab.status.text()
+
+    toggle(tab, "claude-desktop", "github", False)
+    write(qtbot, tab)
+    assert (home / DESKTOP).read_bytes() == original
+
+
+def test_cancelling_the_preview_writes_nothing_and_resets_the_toggle(
+    qtbot: QtBot, home: Path
+) -> None:
+    original = (home / LAYOUT["codex_config.toml"]).read_bytes()
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    toggle(tab, "codex", "docs", True)
+    assert tab.preview is not None
+    tab.preview.reject()
+    assert (home / LAYOUT["codex_config.toml"]).read_bytes() == original
+    row = tab.server_item("codex", "docs")
+    assert row is not None and row.checkState(0) == Qt.CheckState.Unchecked
+
+
+def test_protect_all_then_undo_puts_every_file_back(qtbot: QtBot, home: Path) -> None:
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    assert not tab.undo_button.isEnabled()
+    qtbot.mouseClick(tab.protect_all_button, Qt.MouseButton.LeftButton)
+    write(qtbot, tab)
+    assert all(all(servers(home / where).values()) for where in LAYOUT.values())
+    assert tab.undo_button.isEnabled()
+
+    qtbot.mouseClick(tab.undo_button, Qt.MouseButton.LeftButton)
+    for fixture, where in LAYOUT.items():
+        assert (home / where).read_bytes() == (FIXTURES / fixture).read_bytes(), where
+    assert not tab.undo_button.isEnabled()
+
+
+def test_secrets_move_to_the_keyring_and_undo_brings_them_back(
+    qtbot: QtBot, home: Path, test_keyring: None
+) -> None:
+    original = (home / DESKTOP).read_bytes()
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    tab.secrets_box.setChecked(True)
+    toggle(tab, "claude-desktop", "github", True)
+    assert tab.preview is not None
+    assert "ghp_0123456789" not in tab.preview.diff.toPlainText()
+    write(qtbot, tab)
+    username = "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN"
+    assert keyring.get_password("gatewatch", username) == (
+        "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB")
+    assert b"ghp_0123456789" not in (home / DESKTOP).read_bytes()
+
+    qtbot.mouseClick(tab.undo_button, Qt.MouseButton.LeftButton)
+    assert (home / DESKTOP).read_bytes() == original
+    assert keyring.get_password("gatewatch", username) is None
+
+
+def test_an_added_file_shows_up(qtbot: QtBot, home: Path, tmp_path: Path) -> None:
+    custom = tmp_path / "mine.json"
+    custom.write_text('{"mcpServers": {"mine": {"command": "mine-server"}}}')
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    assert tab.server_item("custom", "mine") is None
+    tab.add_file(custom)
+    row = tab.server_item("custom", "mine")
+    assert row is not None and row.text(1) == "Not protected"
