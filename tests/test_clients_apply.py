@@ -191,6 +191,18 @@ def test_adding_a_broken_file_names_the_line(home: Path, tmp_path: Path) -> None
     assert f"{broken}:3:" in out.stderr
 
 
+def test_a_symlinked_config_stays_a_symlink(home: Path, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "zed-settings.json"
+    dotfiles.parent.mkdir()
+    zed = home / LAYOUT["zed_settings.json"]
+    shutil.move(zed, dotfiles)
+    zed.symlink_to(dotfiles)
+    out = gatewatch("wrap", "zed", "--yes")
+    assert out.returncode == 0, out.stderr
+    assert zed.is_symlink() and zed.resolve() == dotfiles
+    assert listing()["zed"] == {"mcp-server-git": True, "brave-search": True}
+
+
 def test_unwrap_everything_and_health(home: Path) -> None:
     changes.apply(changes.make_plan("wrap", changes.load_all(), exe="/gone/bin/gatewatch"))
     problems = [h for loaded in changes.load_all() for h in health.check(loaded)]

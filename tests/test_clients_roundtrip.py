@@ -100,6 +100,17 @@ def test_everything_but_the_wrapped_entries_keeps_its_values(name: str) -> None:
             assert before[key] == after[key], key
 
 
+@pytest.mark.parametrize("name", ["codex_config.toml", "goose_config.yaml",
+                                  "continue_config.yaml", "vscode_mcp.json"])
+def test_windows_line_endings_survive_the_round_trip(name: str) -> None:
+    crlf = (FIXTURES / name).read_text("utf-8").replace("\n", "\r\n")
+    wrapped = wrap_all(name, crlf)
+    assert "\n" not in wrapped.replace("\r\n", "")  # every inserted line ends in CRLF too
+    _, entries = load(name, wrapped)
+    assert all(e.wrapped for e in entries if e.transport is Transport.STDIO)
+    assert unwrap_all(name, wrapped) == crlf
+
+
 def test_a_moved_gatewatch_is_rewrapped_with_the_new_path() -> None:
     wrapped = wrap_all("claude_desktop_config.json")
     doc, entries = load("claude_desktop_config.json", wrapped)

@@ -47,8 +47,15 @@ def line_start(text: str, pos: int) -> int:
 
 
 def line_end(text: str, pos: int) -> int:
+    """Where the line's content ends: before its "\n", or before "\r\n"."""
     end = text.find("\n", pos)
-    return len(text) if end < 0 else end
+    if end < 0:
+        return len(text)
+    return end - 1 if end > pos and text[end - 1] == "\r" else end
+
+
+def newline_of(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 @dataclass
@@ -91,7 +98,8 @@ class Splices:
             prefix = text[begin:first]
             if prefix.strip() != "-":
                 raise EditError("a block list whose items do not start their own lines")
-            self.replace(begin, begin, "".join(f"{prefix}{r}\n" for r in raws))
+            nl = newline_of(text)
+            self.replace(begin, begin, "".join(f"{prefix}{r}{nl}" for r in raws))
             return
         if not seq.items:
             self.replace(seq.start + 1, seq.start + 1, ", ".join(raws))
@@ -125,7 +133,7 @@ class Splices:
             indent = text[line_start(text, after.key_start) : after.key_start]
             if indent.strip():
                 raise EditError("a key that does not start its own line")
-            self.replace(at, at, f"\n{indent}{member}")
+            self.replace(at, at, f"{newline_of(text)}{indent}{member}")
             return
         gap = after.key_start
         while gap > parent.start + 1 and text[gap - 1] in " \t\r\n":
@@ -139,9 +147,9 @@ class Splices:
             begin, end = line_start(text, member.key_start), line_end(text, member.value.end)
             # Take the line's own newline, or the one before it on a file's last line.
             if end < len(text):
-                end += 1
+                end += 2 if text.startswith("\r\n", end) else 1
             elif begin > 0:
-                begin -= 1
+                begin -= 2 if text[begin - 2 : begin] == "\r\n" else 1
             self.replace(begin, end, "")
             return
         index = parent.members.index(member)

@@ -48,7 +48,9 @@ def backup(path: Path, client: str) -> Path:
 
 def replace_if_unchanged(path: Path, text: str, expected: str) -> None:
     """Write text to path atomically (temp file + rename, same mode), unless the file's bytes
-    no longer match the fingerprint taken at the preview."""
+    no longer match the fingerprint taken at the preview. A symlinked config (dotfiles) stays
+    a symlink: its target is what gets replaced."""
+    path = path.resolve()
     if fingerprint(path.read_bytes()) != expected:
         raise StaleFileError(
             f"{path} changed since the preview (the client may have rewritten it); "
