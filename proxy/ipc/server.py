@@ -113,8 +113,8 @@ class SocketServer:
                 for message in decoder.feed(chunk):
                     if not self._handle(peer, message):
                         return
-        except ConnectionError:
-            pass
+        except (ConnectionError, asyncio.CancelledError):
+            pass  # top of the handler task: a peer reset or server shutdown ends it quietly
         finally:
             self._peers.discard(peer)
             for task in peer.asks.values():
