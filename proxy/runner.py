@@ -124,16 +124,18 @@ async def run_proxy(opts: RunOptions) -> int:
     c2s = asyncio.create_task(relay.pump_client(), name="client-to-server")
     s2c = asyncio.create_task(relay.pump_server(), name="server-to-client")
     stopper = asyncio.create_task(stop.wait(), name="signals")
-    done, _ = await asyncio.wait({c2s, s2c, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    # The upstream's exit, even while a grandchild still holds its stdout open.
+    gone = asyncio.create_task(upstream.exited(proc), name="upstream-exit")
+    done, _ = await asyncio.wait({c2s, s2c, stopper, gone}, return_when=asyncio.FIRST_COMPLETED)
 
-    if s2c in done:
+    if s2c in done or gone in done:
         reason = "upstream exited"
     elif c2s in done:
         reason = "client closed"
     else:
         reason = "signal"
     for task in done:
-        if task is not stopper and task.exception() is not None:
+        if task not in (stopper, gone) and task.exception() is not None:
             reason = f"internal error: {task.exception()!r}"
             print(f"gatewatch: relay failed: {task.exception()!r}", file=sys.stderr)
 
@@ -145,9 +147,9 @@ async def run_proxy(opts: RunOptions) -> int:
             await asyncio.wait_for(s2c, DRAIN_WAIT)
         except (TimeoutError, Exception):
             s2c.cancel()
-    for task in (c2s, stopper, *relay.held.values()):
+    for task in (c2s, stopper, gone, *relay.held.values()):
         task.cancel()
-    await asyncio.gather(c2s, stopper, *relay.held.values(), return_exceptions=True)
+    await asyncio.gather(c2s, stopper, gone, *relay.held.values(), return_exceptions=True)
 
     if health is not None:
         health.close()

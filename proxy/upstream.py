@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 TERM_GRACE = 2.0  # after closing stdin, before SIGTERM
 KILL_GRACE = 3.0  # after SIGTERM, before SIGKILL
+EXIT_POLL = 0.05
 
 
 class UpstreamStartError(RuntimeError):
@@ -79,6 +80,17 @@ def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
         pass
 
 
+async def exited(proc: asyncio.subprocess.Process) -> int:
+    """The return code, as soon as the process itself has exited.
+
+    asyncio's `wait()` also waits until the stdio pipes close, and a grandchild that inherited
+    them (a helper the server started) keeps them open: the proxy would never notice the exit.
+    """
+    while proc.returncode is None:
+        await asyncio.sleep(EXIT_POLL)
+    return proc.returncode
+
+
 async def stop(proc: asyncio.subprocess.Process, *, close_stdin: bool = True) -> int:
     """Close stdin, then SIGTERM, then SIGKILL the process group; return the exit code."""
     if close_stdin and proc.stdin is not None and not proc.stdin.is_closing():
@@ -89,11 +101,11 @@ async def stop(proc: asyncio.subprocess.Process, *, close_stdin: bool = True) ->
         if sig is not None:
             _signal_group(proc, sig)
         try:
-            await asyncio.wait_for(proc.wait(), grace)
+            await asyncio.wait_for(exited(proc), grace)
         except TimeoutError:
             continue
     if proc.returncode is None:
-        await proc.wait()
+        await exited(proc)
     # Whatever the leader did, take the rest of its group with it.
     _signal_group(proc, signal.SIGKILL)
     return exit_code(proc.returncode)

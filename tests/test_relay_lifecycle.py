@@ -1,0 +1,143 @@
+"""Lifecycle of `gatewatch run`: exit codes, signals, start failures, and no orphans left."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.relay_pipes import RawProxy, echo_upstream, events, pid_alive, query, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+async def _pids(proxy: RawProxy) -> tuple[int, int]:
+    answer = await proxy.request("p", "pid")
+    return answer["result"]["pid"], answer["result"]["child"]
+
+
+async def test_client_closes_stdin_proxy_exits_with_upstream_code_no_orphans(
+    db_file: Path,
+) -> None:
+    proxy = await RawProxy.start(db_file, echo_upstream("--eof-exit", "5", "--spawn-child"))
+    try:
+        up, grandchild = await _pids(proxy)
+        assert pid_alive(up) and pid_alive(grandchild)
+        proxy.close_stdin()
+        assert await proxy.wait() == 5
+    finally:
+        await proxy.kill()
+    # The upstream and whatever it started (its process group) are gone with the proxy.
+    await wait_for(lambda: not pid_alive(up) and not pid_alive(grandchild), what="no orphans")
+    (session,) = query(db_file, "SELECT * FROM sessions")
+    assert (session["upstream_pid"], session["exit_code"]) == (up, 5)
+    assert session["end_reason"] == "client closed" and session["ended_at"] is not None
+
+
+async def test_upstream_exit_code_becomes_the_proxys(db_file: Path) -> None:
+    proxy = await RawProxy.start(db_file, echo_upstream())
+    try:
+        assert (await proxy.request(1, "ping"))["result"] == {"ok": True}
+        await proxy.send({"jsonrpc": "2.0", "id": 2, "method": "exit", "params": {"code": 3}})
+        assert await proxy.wait() == 3
+    finally:
+        await proxy.kill()
+    (session,) = query(db_file, "SELECT exit_code, end_reason FROM sessions")
+    assert tuple(session) == (3, "upstream exited")
+    last = events(db_file)[-1]
+    assert (last["kind"], last["reason"]) == ("lifecycle", "upstream exited")
+
+
+async def test_upstream_exit_is_noticed_while_its_child_holds_stdout(db_file: Path) -> None:
+    """A server that started a helper (which inherited its stdout) and then exited."""
+    proxy = await RawProxy.start(db_file, echo_upstream("--spawn-child"))
+    try:
+        up, grandchild = await _pids(proxy)
+        await proxy.send({"jsonrpc": "2.0", "id": 2, "method": "exit", "params": {"code": 3}})
+        assert await proxy.wait() == 3
+    finally:
+        await proxy.kill()
+    await wait_for(lambda: not pid_alive(up) and not pid_alive(grandchild), what="no orphans")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_signal_to_proxy_ends_upstream(db_file: Path, sig: signal.Signals) -> None:
+    proxy = await RawProxy.start(db_file, echo_upstream("--spawn-child"))
+    try:
+        up, grandchild = await _pids(proxy)
+        proxy.proc.send_signal(sig)
+        await proxy.wait()
+    finally:
+        await proxy.kill()
+    await wait_for(lambda: not pid_alive(up) and not pid_alive(grandchild), what="no orphans")
+    (session,) = query(db_file, "SELECT end_reason, ended_at FROM sessions")
+    assert session["end_reason"] == "signal" and session["ended_at"] is not None
+
+
+@pytest.mark.slow
+async def test_upstream_that_ignores_eof_is_terminated(db_file: Path) -> None:
+    proxy = await RawProxy.start(db_file, echo_upstream("--ignore-eof"))
+    try:
+        up, _ = await _pids(proxy)
+        proxy.close_stdin()
+        code = await proxy.wait()
+    finally:
+        await proxy.kill()
+    assert code == 128 + signal.SIGTERM  # stopped by the proxy's SIGTERM after the grace period
+    assert not pid_alive(up)
+
+
+async def test_proxy_killed_upstream_does_not_linger(db_file: Path) -> None:
+    """Even SIGKILL (no cleanup at all) does not leave the upstream behind (PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("parent-death signal is Linux-only")
+    proxy = await RawProxy.start(db_file, echo_upstream())
+    try:
+        up, _ = await _pids(proxy)
+        proxy.proc.kill()
+        await proxy.wait()
+    finally:
+        await proxy.kill()
+    await wait_for(lambda: not pid_alive(up), what="upstream gone after the proxy's SIGKILL")
+
+
+async def test_upstream_that_cannot_start(db_file: Path) -> None:
+    proxy = await RawProxy.start(db_file, ["/nonexistent/mcp-server-nope", "--flag"])
+    try:
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        answer = await proxy.request(1, "initialize", init)
+        proxy.close_stdin()
+        code = await proxy.wait()
+    finally:
+        await proxy.kill()
+    assert code == 127
+    assert answer["error"]["code"] < 0 and "command not found" in answer["error"]["message"]
+    err = proxy.stderr.decode()
+    assert "/nonexistent/mcp-server-nope" in err and "command not found" in err
+    assert "Traceback" not in err
+    rows = events(db_file)
+    assert any(r["kind"] == "lifecycle" and "command not found" in r["reason"] for r in rows)
+    replied = [r for r in rows if r["direction"] == "gw2c"]
+    assert [(r["kind"], r["method"], r["rpc_id"]) for r in replied] == [
+        ("error", "initialize", "1")
+    ]
+    (session,) = query(db_file, "SELECT exit_code, upstream_pid FROM sessions")
+    assert tuple(session) == (127, None)
+
+
+async def test_upstream_stderr_reaches_the_client_log(db_file: Path) -> None:
+    script = "import sys; sys.stderr.write('upstream says hi\\n'); sys.stderr.flush()"
+    proxy = await RawProxy.start(db_file, [sys.executable, "-c", script])
+    try:
+        code = await asyncio.wait_for(proxy.wait(), 20)
+    finally:
+        await proxy.kill()
+    assert code == 0
+    assert b"upstream says hi" in proxy.stderr
