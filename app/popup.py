@@ -161,8 +161,10 @@ class ApprovalPopup(QDialog):
         self.remember_forever.setText(
             f"Always for {q.destination} on {q.tool}" if q.destination else "Always"
         )
-        self.remember_forever.setVisible(q.destination is not None)
-        self.expiry.setVisible(q.destination is not None)
+        offered = q.remember_choices
+        self.remember_session.setVisible("session" in offered)
+        self.remember_forever.setVisible("forever" in offered)
+        self.expiry.setVisible("forever" in offered)
         if not new:
             return
         diff = (q.detail or {}).get("diff")
@@ -198,7 +200,7 @@ class ApprovalPopup(QDialog):
         if self.remember_forever.isChecked() and self.remember_forever.isVisible():
             expires = EXPIRY_CHOICES[self.expiry.currentIndex()][1]
             return Answer(allow=True, remember=Remember.FOREVER, expires_in_s=expires)
-        if self.remember_session.isChecked():
+        if self.remember_session.isChecked() and self.remember_session.isVisible():
             return Answer(allow=True, remember=Remember.SESSION)
         return Answer(allow=True)
 

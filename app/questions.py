@@ -31,6 +31,7 @@ class Question:
     created_at: float
     detail: dict[str, Any] | None
     received_at: float  # our monotonic clock, for the deadline
+    remember_choices: tuple[str, ...] = ("once", "session", "forever")
 
     @classmethod
     def from_message(cls, msg: dict[str, Any], now: float | None = None) -> Question:
@@ -43,6 +44,13 @@ class Question:
             return value if isinstance(value, dict) else None
 
         destination = msg.get("destination")
+        offered = msg.get("remember_choices")
+        default = ("once", "session", "forever") if isinstance(destination, str) else (
+            "once", "session")
+        choices = tuple(c for c in offered if isinstance(c, str)) if isinstance(offered, list) \
+            else default
+        if not isinstance(destination, str):
+            choices = tuple(c for c in choices if c != "forever")  # a grant needs a destination
         deadline = msg.get("deadline_s")
         created = msg.get("created_at")
         return cls(
@@ -60,6 +68,7 @@ class Question:
             created_at=float(created) if isinstance(created, (int, float)) else time.time(),
             detail=obj("detail"),
             received_at=time.monotonic() if now is None else now,
+            remember_choices=choices or ("once",),
         )
 
     @property

@@ -161,7 +161,7 @@ class ServersTab(QWidget):
     def _show_diff(self) -> None:
         change = self._selected_change()
         self.approve_button.setEnabled(change is not None)
-        self.reject_button.setEnabled(change is not None and change.status == "pending")
+        self.reject_button.setEnabled(change is not None and change.status != "rejected")
         if change is None:
             self.diff.clear()
         else:
@@ -172,8 +172,8 @@ class ServersTab(QWidget):
         if change is None:
             return
         if approve:
-            store.approve_pin(self.conn, change.server, change.tool)
+            store.approve_pin(self.conn, change)
         else:
-            store.reject_pin(self.conn, change.server, change.tool)
+            store.reject_pin(self.conn, change)
         self.hub.broadcast({"type": "control", "action": "reload"}, change.server)
         self.refresh_pins()

@@ -6,13 +6,16 @@ proxies are told to reload.
 
 from __future__ import annotations
 
-import difflib
-import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from proxy import paths
+from proxy.ask.trust import Grant, TrustStore
+from proxy.engine.pinning import PinStore, ToolVersion
+from proxy.engine.pinning import diff as pin_diff
 from proxy.store import schema
 
 ALL_SERVERS = "*"  # server_state row meaning "every server, including ones not seen yet"
@@ -45,103 +48,73 @@ def is_paused(conn: sqlite3.Connection, server: str) -> bool:
 
 
 # -- pins ---------------------------------------------------------------------------------------
+# Read and written through the engine's PinStore so the app and the proxies agree on versions,
+# digests and diffs.
 
 
 @dataclass(frozen=True)
 class PinChange:
     server: str
     tool: str
-    status: str
-    description: str
-    schema: str
-    pending_description: str
-    pending_schema: str
-    updated_at: float
+    status: str  # approved (with a pending change) | pending (never approved) | rejected
+    approved: ToolVersion | None
+    pending: ToolVersion
 
     def diff(self) -> str:
-        """Unified diff of description and schema: approved version → the one awaiting a human."""
-        return "".join(
-            difflib.unified_diff(
-                _pin_text(self.description, self.schema),
-                _pin_text(self.pending_description, self.pending_schema),
-                fromfile=f"{self.tool} (approved)",
-                tofile=f"{self.tool} (now)",
-            )
-        )
-
-
-def _pin_text(description: str, schema_json: str) -> list[str]:
-    try:
-        schema_text = json.dumps(json.loads(schema_json), indent=2, sort_keys=True)
-    except ValueError:
-        schema_text = schema_json
-    return [line + "\n" for line in (description + "\n\n" + schema_text).splitlines()]
+        return pin_diff(self.approved, self.pending)
 
 
 def pin_changes(conn: sqlite3.Connection) -> list[PinChange]:
-    """Tools whose description or schema changed, awaiting a human (pending) or refused."""
-    rows = conn.execute(
-        "SELECT server, tool, status, description, input_schema, pending_description, "
-        "pending_schema, updated_at FROM pins WHERE status IN ('pending', 'rejected') "
-        "ORDER BY status, updated_at DESC"
-    ).fetchall()
-    return [PinChange(r[0], r[1], r[2], r[3] or "", r[4] or "", r[5] or "", r[6] or "", r[7])
-            for r in rows]
+    """Tools whose current version awaits a human (or was refused), every server."""
+    servers = [r[0] for r in conn.execute(
+        "SELECT DISTINCT server FROM pins WHERE pending_digest IS NOT NULL OR status != 'approved'"
+        " ORDER BY server"
+    )]
+    changes: list[PinChange] = []
+    for server in servers:
+        pins = PinStore(conn, _write(conn), server).pins
+        for tool, pin in sorted(pins.items()):
+            if pin.pending is not None:
+                changes.append(PinChange(server, tool, pin.status, pin.approved, pin.pending))
+    return changes
 
 
-def approve_pin(conn: sqlite3.Connection, server: str, tool: str) -> bool:
-    """The changed tool becomes the approved version."""
-    cur = conn.execute(
-        "UPDATE pins SET digest = pending_digest, description = pending_description, "
-        "input_schema = pending_schema, status = 'approved', pending_digest = NULL, "
-        "pending_description = NULL, pending_schema = NULL, updated_at = ? "
-        "WHERE server = ? AND tool = ? AND pending_digest IS NOT NULL",
-        (time.time(), server, tool),
-    )
-    return cur.rowcount > 0
+def approve_pin(conn: sqlite3.Connection, change: PinChange) -> None:
+    """The version awaiting a human becomes the approved one."""
+    PinStore(conn, _write(conn), change.server).approve(change.pending)
 
 
-def reject_pin(conn: sqlite3.Connection, server: str, tool: str) -> bool:
-    """Refuse the change; the pending columns stay so the proxy knows which version to deny."""
+def reject_pin(conn: sqlite3.Connection, change: PinChange) -> bool:
+    """Refuse the change; the pending columns stay so the proxy knows which version to refuse."""
     cur = conn.execute(
         "UPDATE pins SET status = 'rejected', updated_at = ? "
-        "WHERE server = ? AND tool = ? AND status = 'pending'",
-        (time.time(), server, tool),
+        "WHERE server = ? AND tool = ? AND pending_digest = ?",
+        (time.time(), change.server, change.tool, change.pending.digest),
     )
     return cur.rowcount > 0
+
+
+def _write(conn: sqlite3.Connection) -> Callable[[str, tuple[Any, ...]], None]:
+    def write(sql: str, args: tuple[Any, ...]) -> None:
+        conn.execute(sql, args)
+
+    return write
 
 
 # -- trust --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Grant:
-    id: int
-    server: str
-    tool: str
-    destination: str
-    created_at: float
-    expires_at: float | None
-    revoked_at: float | None
-    decided_by: str | None
-    note: str | None
-
-    def state(self, now: float | None = None) -> str:
-        now = time.time() if now is None else now
-        if self.revoked_at is not None:
-            return "revoked"
-        if self.expires_at is not None and self.expires_at <= now:
-            return "expired"
-        return "active"
+# Through the ask chain's TrustStore: destinations are normalised the way the engine looks them up.
 
 
 def grants(conn: sqlite3.Connection, include_inactive: bool = False) -> list[Grant]:
-    rows = conn.execute(
-        "SELECT id, server, tool, destination, created_at, expires_at, revoked_at, decided_by, "
-        "note FROM trust ORDER BY created_at DESC"
-    ).fetchall()
-    out = [Grant(*tuple(r)) for r in rows]
-    return out if include_inactive else [g for g in out if g.state() == "active"]
+    found = TrustStore(conn).list(include_inactive=include_inactive)
+    return sorted(found, key=lambda g: g.created_at, reverse=True)
+
+
+def grant_state(grant: Grant, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    if grant.revoked_at is not None:
+        return "revoked"
+    return "active" if grant.active(now) else "expired"
 
 
 def add_grant(
@@ -150,24 +123,16 @@ def add_grant(
     tool: str,
     destination: str,
     expires_at: float | None = None,
-    note: str | None = None,
 ) -> int:
-    if not (server.strip() and tool.strip() and destination.strip()):
+    server, tool, destination = server.strip(), tool.strip(), destination.strip()
+    if not (server and tool and destination):
         raise ValueError("a trusted destination needs a server, a tool and a destination")
-    cur = conn.execute(
-        "INSERT INTO trust (server, tool, destination, created_at, expires_at, decided_by, note) "
-        "VALUES (?, ?, ?, ?, ?, 'app', ?)",
-        (server.strip(), tool.strip(), destination.strip(), time.time(), expires_at, note),
-    )
-    return int(cur.lastrowid or 0)
+    return TrustStore(conn).add(server, tool, destination, expires_at=expires_at,
+                                decided_by="app")
 
 
 def revoke_grant(conn: sqlite3.Connection, grant_id: int) -> bool:
-    cur = conn.execute(
-        "UPDATE trust SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-        (time.time(), grant_id),
-    )
-    return cur.rowcount > 0
+    return TrustStore(conn).revoke(grant_id)
 
 
 # -- sessions -----------------------------------------------------------------------------------

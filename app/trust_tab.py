@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from app import store
 from app.popup import EXPIRY_CHOICES
 from app.wording import clock
+from proxy.ask.trust import Grant
 
 HEADERS = ("Server", "Tool", "Destination", "Since", "Expires", "By", "State")
 
@@ -36,7 +37,7 @@ class TrustTab(QWidget):
     def __init__(self, conn: sqlite3.Connection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.conn = conn
-        self._grants: list[store.Grant] = []
+        self._grants: list[Grant] = []
 
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(HEADERS)
@@ -89,7 +90,7 @@ class TrustTab(QWidget):
         self.table.setRowCount(len(self._grants))
         for r, g in enumerate(self._grants):
             values = (g.server, g.tool, g.destination, clock(g.created_at),
-                      clock(g.expires_at) or "never", g.decided_by or "", g.state())
+                      clock(g.expires_at) or "never", g.decided_by or "", store.grant_state(g))
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
@@ -98,9 +99,9 @@ class TrustTab(QWidget):
 
     def _selection_changed(self) -> None:
         grant = self.selected()
-        self.revoke_button.setEnabled(grant is not None and grant.state() == "active")
+        self.revoke_button.setEnabled(grant is not None and store.grant_state(grant) == "active")
 
-    def selected(self) -> store.Grant | None:
+    def selected(self) -> Grant | None:
         rows = self.table.selectionModel().selectedRows()
         return self._grants[rows[0].row()] if rows else None
 

@@ -161,3 +161,11 @@ def test_app_prefs_round_trip_and_fall_back_on_junk(tmp_path: Path) -> None:
     assert app_prefs.load(path).countdown is False
     path.write_text("countdown: [\n")
     assert app_prefs.load(path).countdown is True
+
+
+def test_remember_choices_follow_the_question() -> None:
+    assert ask("1").remember_choices == ("once", "session", "forever")
+    assert ask("2", destination=None).remember_choices == ("once", "session")
+    offered = Question.from_message({"type": "ask", "ask_id": "3", "destination": "a@b.c",
+                                     "remember_choices": ["once"]})
+    assert offered.remember_choices == ("once",)

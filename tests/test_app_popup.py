@@ -159,3 +159,9 @@ def test_no_always_choice_without_a_destination(popup: ApprovalPopup) -> None:
     assert not popup.remember_forever.isVisible()
     assert "+new description" in popup.preview.toPlainText()
     assert popup.preview.isVisible()
+
+
+def test_only_offered_remember_choices_show(popup: ApprovalPopup) -> None:
+    show(popup, question(remember_choices=["once"]))
+    assert not popup.remember_session.isVisible() and not popup.remember_forever.isVisible()
+    assert popup.remember_once.isVisible()
