@@ -45,7 +45,8 @@ def summarize(
             {"server": row[0], "tool": row[1], "count": row[2]}
             for row in conn.execute(
                 f"SELECT server, tool, COUNT(*) FROM events WHERE {where} "
-                "AND verdict IN ('deny', 'block') GROUP BY server, tool ORDER BY 3 DESC LIMIT 10",
+                "AND verdict IN ('deny', 'block') GROUP BY server, tool "
+                "ORDER BY 3 DESC, 1, 2 LIMIT 10",
                 params,
             )
         ]

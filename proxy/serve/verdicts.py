@@ -1,30 +1,159 @@
-"""The engine- and detector-backed tools of `gatewatch serve`, as plain functions."""
+"""The engine- and detector-backed tools of `gatewatch serve`, as plain functions.
+
+A hypothetical verdict never touches the user's audit log: the engine runs against a scratch
+database in a temporary directory, so nothing is pinned, counted or tainted for real.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from proxy.serve.parts import require
+from proxy import paths
+from proxy.serve import packs_catalog
+from proxy.serve.parts import Unavailable, require
+
+SESSION = "gatewatch-serve-check"
+UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted texts are filed under
+
+
+def _scanner() -> Any:
+    """The detector as the engine's argument scanner, or None before the detector exists."""
+    try:
+        module = require("proxy.detector", "load_detector", "PackError")
+    except Unavailable:
+        return None
+    try:
+        detector = module.load_detector()
+    except module.PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
+        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+
+    def scan(text: str) -> tuple[bool, list[str], str]:
+        found = detector.scan_text(text)
+        return found.verdict == "block", list(found.rules), found.reason
+
+    return scan
 
 
 def check_verdict(
     server: str, tool: str, arguments: dict[str, Any], untrusted_context: list[str],
     policy_yaml: str | None,
 ) -> dict[str, Any]:
-    require("proxy.engine", "Engine", "load_policy", "PolicyError")
-    raise NotImplementedError
+    engine_mod = require("proxy.engine", "Engine", "PolicyError", "load_policy")
+    packs_mod = require("proxy.engine.packs", "load_packs")
+    from proxy.store.schema import connect
+
+    with tempfile.TemporaryDirectory(prefix="gatewatch-check-") as tmp:
+        db = connect(Path(tmp) / "scratch.db")
+        try:
+            if policy_yaml is None:
+                engine = engine_mod.Engine.create(server, SESSION, db, text_scanner=_scanner())
+            else:
+                # A draft policy stands in for the installed one (packs still apply).
+                draft = Path(tmp) / "policy.yaml"
+                draft.write_text(policy_yaml, encoding="utf-8")
+                engine = engine_mod.Engine(
+                    server, SESSION, db, packs_mod.load_packs(), [engine_mod.load_policy(draft)],
+                    text_scanner=_scanner(), policy_paths=(draft,),
+                )
+        except engine_mod.PolicyError as exc:
+            raise ValueError(f"policy error at line {exc.line}: {exc.reason}") from exc
+        # The tool as a server would list it; the first listing is approved on first use, so
+        # pinning does not mask the contracts being asked about.
+        engine.tools_listed([{
+            "name": tool,
+            "inputSchema": {"type": "object", "properties": {k: {} for k in arguments}},
+        }])
+        for text in untrusted_context:
+            engine.result_seen(UNTRUSTED_TOOL, {"content": [{"type": "text", "text": text}]})
+        decision = engine.decide(tool, arguments)
+        policy = engine.policy_for(tool)
+        db.close()
+    return {
+        "verdict": decision.verdict,
+        "contract": decision.contract,
+        "reason": decision.reason,
+        "destination": decision.destination,
+        "origin": decision.origin,
+        "detail": decision.detail,
+        "pack": engine.pack,
+        "layers": list(policy.layers),
+        "note": "hypothetical: packs and policy applied; remembered approvals and taint in "
+                "the audit log are not consulted",
+    }
 
 
 def verify_policy(policy_yaml: str) -> dict[str, Any]:
-    require("proxy.engine", "load_policy", "PolicyError")
-    raise NotImplementedError
+    engine_mod = require("proxy.engine", "load_policy", "PolicyError")
+    packs_mod = require("proxy.engine.packs", "load_packs")
+    with tempfile.TemporaryDirectory(prefix="gatewatch-verify-") as tmp:
+        draft = Path(tmp) / "policy.yaml"
+        draft.write_text(policy_yaml, encoding="utf-8")
+        try:
+            doc = engine_mod.load_policy(draft)
+        except engine_mod.PolicyError as exc:
+            return {"valid": False, "errors": [{"line": exc.line or None, "message": exc.reason}]}
+    known = {p.name for p in packs_mod.load_packs()}
+    errors = [
+        {"line": None, "message": f"server {name!r} asks for unknown pack {rules.pack!r}; "
+                                  f"known packs: {', '.join(sorted(known))}"}
+        for name, rules in doc.servers.items()
+        if rules.pack is not None and rules.pack not in known
+    ]
+    return {
+        "valid": not errors,
+        "errors": errors,
+        "servers": {
+            name: {"pack": rules.pack, "tools": sorted(rules.tools),
+                   "trusted_destinations": list(rules.trusted_destinations)}
+            for name, rules in doc.servers.items()
+        },
+        "allowlist": list(doc.allowlist) if doc.allowlist is not None else None,
+        "trusted_destinations": list(doc.trusted_destinations),
+    }
 
 
 def list_policies(pack: str | None) -> dict[str, Any]:
-    require("proxy.engine", "load_policy", "PolicyError")
-    raise NotImplementedError
+    engine_mod = require("proxy.engine", "load_policy", "PolicyError")
+    packs_mod = require("proxy.engine.packs", "load_packs")
+    packs = packs_mod.load_packs()
+    if pack is not None:
+        packs = [p for p in packs if p.name == pack]
+        if not packs:
+            names = ", ".join(p.name for p in packs_mod.load_packs())
+            raise ValueError(f"no server pack named {pack!r}; packs: {names}")
+    user = paths.user_policy_path()
+    user_info: dict[str, Any] = {"path": str(user), "exists": user.exists()}
+    if user.exists():
+        try:
+            doc = engine_mod.load_policy(user)
+            user_info.update(valid=True, servers=sorted(doc.servers))
+        except engine_mod.PolicyError as exc:
+            user_info.update(valid=False, error=str(exc))
+    return {
+        "server_packs": [
+            {"name": p.name, "description": p.description, "match": list(p.match),
+             "tools": sorted(p.tools),
+             "exfiltrating": sorted(t for t, e in p.tools.items() if e.get("exfiltrating"))}
+            for p in packs
+        ],
+        "rule_packs": packs_catalog.catalog("rules") if pack is None else [],
+        "user_policy": user_info,
+    }
 
 
 def detect_injection(text: str) -> dict[str, Any]:
-    require("proxy.detector", "load_detector", "PackError")
-    raise NotImplementedError
+    detector = require("proxy.detector", "load_detector", "PackError")
+    try:
+        found = detector.load_detector().scan_text(text)
+    except detector.PackError as exc:
+        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+    return {
+        "verdict": found.verdict,
+        "score": round(found.score, 3),
+        "rules": list(found.rules),
+        "classes": list(found.classes),
+        "reason": found.reason,
+        "notes": list(found.notes),
+    }
