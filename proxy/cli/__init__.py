@@ -13,11 +13,22 @@ from importlib import import_module
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("proxy.cli.run_cmd", "wrap an MCP server: gatewatch run --name NAME -- COMMAND [ARGS...]"),
+    "run": (
+        "proxy.cli.run_cmd",
+        "wrap an MCP server: gatewatch run --name NAME -- COMMAND [ARGS...]",
+    ),
     "logs": ("proxy.cli.logs_cmd", "show the audit log"),
     "stats": ("proxy.cli.stats_cmd", "counts and latency from the audit log"),
     "version": ("proxy.cli.version_cmd", "version, Python, platform, database"),
-    "doctor": ("proxy.cli.doctor_cmd", "check the environment: Python, Qt, database, packs, clients"),
+    "check": ("proxy.cli.check_cmd", "the verdict a hypothetical tool call would get"),
+    "policy": ("proxy.cli.policy_cmd", "validate a policy file: gatewatch policy check FILE"),
+    "packs": ("proxy.cli.packs_cmd", "list the server packs and what each covers"),
+    "approve": ("proxy.cli.approve_cmd", "answer approval questions in this terminal"),
+    "trust": ("proxy.cli.trust_cmd", "list, add or revoke remembered approvals"),
+    "doctor": (
+        "proxy.cli.doctor_cmd",
+        "check the environment: Python, Qt, database, packs, clients",
+    ),
     "serve": ("proxy.cli.serve_cmd", "run Gatewatch itself as an MCP server over stdio"),
     "clients": ("proxy.cli.clients_cmd", "MCP client configs found and which servers are wrapped"),
     "wrap": ("proxy.cli.wrap_cmd", "route client servers through Gatewatch (preview, backup)"),

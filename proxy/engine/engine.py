@@ -418,9 +418,12 @@ class Engine:
             )
             if rules.output_trusted is not None:
                 server_output_trusted = rules.output_trusted
-            if rules is not self._pack and tool in rules.tools:
+            if rules is self._pack:
+                continue
+            if tool in rules.tools:
                 entry = merge_tool(entry, rules.tools[tool])
                 trusted.extend(rules.tools[tool].get("trusted_destinations", ()))
+            if rules.origin not in layers:
                 layers.append(rules.origin)
         for doc in self._docs:
             trusted.extend(doc.trusted_destinations)
