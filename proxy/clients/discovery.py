@@ -10,7 +10,7 @@ from pathlib import Path
 
 from proxy import paths
 from proxy.clients.catalog import CLIENTS, Client, project_config_paths, user_config_paths
-from proxy.clients.document import Document
+from proxy.clients.document import Document, plain_data
 from proxy.clients.edits import Format
 from proxy.clients.entries import ServerEntry, read_entries
 from proxy.clients.files import read_text
@@ -111,13 +111,13 @@ def discover(
 
 def _claude_projects(path: Path) -> list[Path]:
     try:
-        root = Document.parse(read_text(path)[0], "json", str(path)).root
+        data = plain_data(read_text(path)[0], "json")
     except (OSError, ValueError):
         return []
-    projects = root.get("projects")
-    if projects is None or projects.kind != "map":
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
         return []
-    return [Path(m.key) for m in projects.members if Path(m.key).is_absolute()]
+    return [Path(key) for key in projects if Path(key).is_absolute()]
 
 
 def load(config: ConfigFile, must_exist: bool = False) -> LoadedConfig:

@@ -57,9 +57,14 @@ def plain_data(text: str, fmt: Format) -> object:
         from ruamel.yaml import YAML
 
         return YAML(typ="safe", pure=True).load(text)
-    from proxy.clients.jsonc import parse_jsonc
+    import json
 
-    return _to_python(parse_jsonc(text))
+    try:  # most files are strict JSON, and json is fast (~/.claude.json runs to megabytes)
+        return json.loads(text)
+    except ValueError:
+        from proxy.clients.jsonc import parse_jsonc
+
+        return _to_python(parse_jsonc(text))
 
 
 def _to_python(node: Node) -> object:

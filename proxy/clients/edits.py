@@ -60,7 +60,7 @@ def newline_of(text: str) -> str:
 
 @dataclass
 class Splices:
-    """Replacements of [start, end) spans in one text, applied back to front."""
+    """Replacements of [start, end) spans in one text, applied together."""
 
     text: str
     fmt: Format
@@ -70,14 +70,16 @@ class Splices:
         self._edits.append((start, end, new))
 
     def apply(self) -> str:
-        out = self.text
-        last = len(out) + 1
-        for start, end, new in sorted(self._edits, key=lambda e: (e[0], e[1]), reverse=True):
-            if end > last:
+        pieces = []
+        done = 0  # everything before this offset is in pieces
+        # An insertion at a span's end (start == end) sorts before a replacement starting there.
+        for start, end, new in sorted(self._edits, key=lambda e: (e[0], e[1] != e[0])):
+            if start < done:
                 raise EditError("overlapping edits")
-            out = out[:start] + new + out[end:]
-            last = start
-        return out
+            pieces += [self.text[done:start], new]
+            done = end
+        pieces.append(self.text[done:])
+        return "".join(pieces)
 
     # -- higher-level edits -------------------------------------------------------------
 

@@ -12,7 +12,8 @@ import re
 from proxy.clients.nodes import ConfigSyntaxError, Member, Node, line_col
 
 _LITERAL = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null")
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 def parse_jsonc(text: str, path: str = "<text>") -> Node:
@@ -38,12 +39,12 @@ class _Reader:
         return node
 
     def skip(self) -> None:
+        """Past whitespace and comments."""
         text = self.text
-        while self.pos < len(text):
-            ch = text[self.pos]
-            if ch in " \t\r\n":
-                self.pos += 1
-            elif text.startswith("//", self.pos):
+        while True:
+            space = _SPACE.match(text, self.pos)
+            self.pos = space.end() if space else self.pos
+            if text.startswith("//", self.pos):
                 end = text.find("\n", self.pos)
                 self.pos = len(text) if end < 0 else end
             elif text.startswith("/*", self.pos):
@@ -77,8 +78,11 @@ class _Reader:
         if not m:
             raise self.fail("unterminated string")
         self.pos = m.end()
+        raw = m.group()
+        if "\\" not in raw:
+            return raw[1:-1]
         try:
-            value: str = json.loads(m.group())
+            value: str = json.loads(raw)
         except ValueError as exc:
             raise self.fail(f"bad string escape ({exc.args[0]})", m.start()) from None
         return value
