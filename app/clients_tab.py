@@ -9,7 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QShowEvent,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -169,6 +176,11 @@ class ClientsTab(QWidget):
         self.refresh()
 
     # -- reading ----------------------------------------------------------------------------
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not event.spontaneous():  # clients may have rewritten their files meanwhile
+            self.refresh()
 
     def refresh(self) -> None:
         self.loaded = changes.load_all()

@@ -145,3 +145,16 @@ def test_an_added_file_shows_up(qtbot: QtBot, home: Path, tmp_path: Path) -> Non
     tab.add_file(custom)
     row = tab.server_item("custom", "mine")
     assert row is not None and row.text(1) == "Not protected"
+
+
+def test_showing_the_tab_picks_up_changes_made_elsewhere(qtbot: QtBot, home: Path) -> None:
+    from proxy.clients import changes
+
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    changes.apply(changes.make_plan("wrap", changes.load_all(), changes.select("goose"), exe=EXE))
+    row = tab.server_item("goose", "fetch")
+    assert row is not None and row.text(1) == "Not protected"
+    tab.show()
+    qtbot.waitUntil(lambda: (r := tab.server_item("goose", "fetch")) is not None
+                    and r.text(1) == "Protected")
