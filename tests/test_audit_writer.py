@@ -1,0 +1,119 @@
+"""AuditWriter: batches off the hot path, keeps order, waits instead of dropping when full."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from proxy.audit import PAYLOAD_LIMIT, AuditEvent, AuditWriter
+from proxy.store.schema import connect
+from tests.relay_pipes import query, wait_for
+
+
+def event(i: int, **kw: Any) -> AuditEvent:
+    return AuditEvent("c2s", "request", method="m", rpc_id=str(i), size=i, **kw)
+
+
+def rpc_ids(db: Path) -> list[str]:
+    return [r["rpc_id"] for r in query(db, "SELECT rpc_id FROM events ORDER BY id")]
+
+
+def record_batches(writer: AuditWriter) -> list[int]:
+    """Wrap the writer's flush to see the batch sizes it commits."""
+    sizes: list[int] = []
+    flush = writer._flush
+
+    async def counting(batch: list[Any]) -> None:
+        sizes.append(len(batch))
+        await flush(batch)
+
+    writer._flush = counting  # type: ignore[method-assign]
+    return sizes
+
+
+async def test_events_are_batched_in_order(db_file: Path) -> None:
+    writer = AuditWriter(db_file, "s1", "srv", window=0.05, max_batch=100)
+    await writer.start()
+    sizes = record_batches(writer)
+    for i in range(250):
+        assert writer.put(event(i)) is None  # room in the queue: the relay never waits
+    await writer.close()
+    assert rpc_ids(db_file) == [str(i) for i in range(250)]
+    # Put in one go, they are written in a few full batches, not one transaction per row.
+    assert sizes == [100, 100, 50]
+    assert writer.written == 250 and writer.failed == 0 and writer.waited == 0
+
+
+async def test_statements_keep_their_place_among_events(db_file: Path) -> None:
+    writer = AuditWriter(db_file, "s1", "srv")
+    await writer.start()
+    writer.put(event(1))
+    writer.execute(
+        "INSERT INTO sessions (id, server, command, started_at) VALUES (?, ?, ?, ?)",
+        ("s1", "srv", "[]", 1.0),
+    )
+    writer.execute("UPDATE sessions SET exit_code = ? WHERE id = ?", (7, "s1"))
+    writer.put(event(2))
+    await writer.close()
+    assert rpc_ids(db_file) == ["1", "2"]
+    assert [tuple(r) for r in query(db_file, "SELECT id, exit_code FROM sessions")] == [("s1", 7)]
+
+
+async def test_full_queue_makes_the_producer_wait_and_drops_nothing(db_file: Path) -> None:
+    connect(db_file).close()
+    blocker = sqlite3.connect(db_file, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer's next transaction stalls on this lock
+    writer = AuditWriter(db_file, "s1", "srv", window=0.01, max_batch=5, maxsize=10)
+    await writer.start()
+
+    async def produce() -> None:
+        for i in range(100):
+            await writer.put_wait(event(i))
+
+    producer = asyncio.create_task(produce())
+    try:
+        await wait_for(lambda: writer.waited > 0, what="the producer to hit a full queue")
+        assert not producer.done()
+        assert writer.high_water == 10
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    await asyncio.wait_for(producer, 30)
+    await writer.close()
+    assert rpc_ids(db_file) == [str(i) for i in range(100)]
+    assert writer.failed == 0
+
+
+async def test_payload_is_bounded_and_redacted(db_file: Path) -> None:
+    writer = AuditWriter(db_file, "s1", "srv")
+    await writer.start()
+    big = {"params": {"text": "q" * (PAYLOAD_LIMIT * 3), "password": "hunter2"}}
+    writer.put(event(1, payload=big))
+    writer.put(event(2, payload=b"raw bytes \xff that did not parse"))
+    writer.put(event(3, detail={"token": "t0ps3cret", "rule": "r1"}))
+    await writer.close()
+    rows = query(db_file, "SELECT payload, payload_truncated, detail FROM events ORDER BY id")
+    assert len(rows[0]["payload"]) <= PAYLOAD_LIMIT and rows[0]["payload_truncated"] == 1
+    assert "hunter2" not in rows[0]["payload"]
+    assert rows[1]["payload"].startswith("raw bytes ") and rows[1]["payload_truncated"] == 0
+    assert "t0ps3cret" not in rows[2]["detail"] and "r1" in rows[2]["detail"]
+
+
+async def test_two_writers_share_one_database(db_file: Path) -> None:
+    writers = [AuditWriter(db_file, f"s{n}", "srv", window=0.001, max_batch=7) for n in (1, 2)]
+    for w in writers:
+        await w.start()
+
+    async def produce(w: AuditWriter) -> None:
+        for i in range(300):
+            await w.put_wait(event(i))
+            if i % 10 == 0:
+                await asyncio.sleep(0)  # interleave the two writers' transactions
+
+    await asyncio.gather(*(produce(w) for w in writers))
+    for w in writers:
+        await w.close()
+    counts = query(db_file, "SELECT session_id, COUNT(*) FROM events GROUP BY session_id")
+    assert sorted(tuple(r) for r in counts) == [("s1", 300), ("s2", 300)]
