@@ -140,6 +140,7 @@ class ClientsTab(QWidget):
         self.empty = QLabel("No MCP client configs were found. Use “Add config file…” for a "
                             "client Gatewatch does not know.")
         self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
 
         self.secrets_box = QCheckBox("Move tokens and passwords into the system keyring")
         self.secrets_box.setToolTip(
@@ -169,7 +170,7 @@ class ClientsTab(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.status)
-        layout.addWidget(self.empty)
+        layout.addWidget(self.empty, 1)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.secrets_box)
         layout.addLayout(buttons)
@@ -208,6 +209,9 @@ class ClientsTab(QWidget):
         self.tree.blockSignals(False)
         self.empty.setVisible(not self.loaded)
         self.tree.setVisible(bool(self.loaded))
+        self.protect_all_button.setEnabled(any(
+            e.transport is Transport.STDIO and not e.wrapped
+            for loaded in self.loaded for e in loaded.entries))
 
     def _server_item(self, config: ConfigFile, entry: ServerEntry) -> QTreeWidgetItem:
         status, tip, colour = _status(config, entry)
