@@ -1,0 +1,124 @@
+"""installer/*.sh in a throw-away HOME: the full round trip (slow: pip installs a real venv) and
+uninstall's safety rules against a venv that links to this checkout's dev environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT
+
+INSTALLER = ROOT / "installer"
+
+
+def home_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("XDG_") and k not in ("GATEWATCH_HOME", "PYTHONPATH", "DISPLAY",
+                                                     "WAYLAND_DISPLAY")}
+    env["HOME"] = str(home)
+    return env
+
+
+def sh(script: str, *args: str, home: Path, stdin: str | None = None,
+       timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(INSTALLER / script), *args], capture_output=True, text=True,
+        env=home_env(home), input=stdin, timeout=timeout, check=False,
+    )
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> Path:
+    """A HOME laid out as install.sh leaves it, its venv linking to this dev environment's
+    Python and gatewatch (real executables), plus one wrapped Claude Desktop server."""
+    home = tmp_path / "home"
+    venv_bin = home / ".local" / "share" / "gatewatch" / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    dev_bin = Path(sys.executable).parent
+    # A script, not a link: a linked python outside its venv would lose the venv's packages.
+    (venv_bin / "python").write_text(f'#!/bin/sh\nexec "{dev_bin / "python"}" "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+    (venv_bin / "gatewatch").symlink_to(dev_bin / "gatewatch")
+    (home / ".local" / "bin").mkdir()
+    (home / ".local" / "bin" / "gatewatch").symlink_to(venv_bin / "gatewatch")
+    (home / ".local" / "share" / "gatewatch" / "gatewatch.db").write_text("")
+    autostart = home / ".config" / "autostart" / "gatewatch.desktop"
+    autostart.parent.mkdir(parents=True)
+    autostart.write_text("[Desktop Entry]\n")
+    claude = home / ".config" / "Claude" / "claude_desktop_config.json"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(json.dumps({"mcpServers": {"echo": {
+        "command": str(venv_bin / "gatewatch"),
+        "args": ["run", "--name", "echo", "--", "/usr/bin/true", "--flag"]}}}))
+    return home
+
+
+def original_command(home: Path) -> tuple[str, list[str]]:
+    claude = home / ".config" / "Claude" / "claude_desktop_config.json"
+    entry = json.loads(claude.read_text())["mcpServers"]["echo"]
+    return entry["command"], entry["args"]
+
+
+def test_uninstall_without_a_terminal_refuses_to_leave_clients_broken(installed: Path) -> None:
+    done = sh("uninstall.sh", home=installed, stdin="")
+    assert done.returncode == 1
+    assert "Claude Desktop: echo" in done.stdout
+    assert "run again with --yes" in done.stderr
+    assert (installed / ".local" / "share" / "gatewatch" / "venv").is_dir()
+    assert original_command(installed)[1][0] == "run"
+
+
+def test_uninstall_yes_unwraps_then_removes_everything_but_data(installed: Path) -> None:
+    done = sh("uninstall.sh", "--yes", home=installed)
+    assert done.returncode == 0, done.stderr
+    assert original_command(installed) == ("/usr/bin/true", ["--flag"])
+    data = installed / ".local" / "share" / "gatewatch"
+    assert not (data / "venv").exists()
+    assert not (installed / ".local" / "bin" / "gatewatch").is_symlink()
+    assert not (installed / ".config" / "autostart" / "gatewatch.desktop").exists()
+    assert (data / "gatewatch.db").exists()
+    assert Path(sys.executable).exists()  # the dev venv behind the links is untouched
+    purge = sh("uninstall.sh", "--yes", "--purge", home=installed)
+    assert purge.returncode == 0, purge.stderr
+    assert not data.exists()
+
+
+def test_uninstall_keeps_a_gatewatch_link_it_did_not_make(installed: Path) -> None:
+    link = installed / ".local" / "bin" / "gatewatch"
+    link.unlink()
+    link.symlink_to("/usr/bin/true")
+    assert sh("uninstall.sh", "--yes", home=installed).returncode == 0
+    assert link.is_symlink()
+
+
+def test_scripts_reject_unknown_options(tmp_path: Path) -> None:
+    for script in ("install.sh", "uninstall.sh"):
+        done = sh(script, "--bogus", home=tmp_path)
+        assert done.returncode == 1 and "unknown option: --bogus" in done.stderr
+        assert "usage:" in done.stderr
+        assert sh(script, "--help", home=tmp_path).returncode == 0
+
+
+def test_install_names_a_missing_python(tmp_path: Path) -> None:
+    env = home_env(tmp_path) | {"PYTHON": "python-that-does-not-exist"}
+    done = subprocess.run(["bash", str(INSTALLER / "install.sh"), "--no-launch"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert "python-that-does-not-exist not found" in done.stderr
+    assert not (tmp_path / ".local").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_ci_check_round_trip_in_a_throw_away_home() -> None:
+    # install (pip, a real venv) -> wrap -> doctor -> upgrade -> uninstall -> purge
+    done = subprocess.run(["bash", str(INSTALLER / "ci-check.sh")], capture_output=True,
+                          text=True, timeout=880, check=False)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.stdout.rstrip().endswith("ci-check: OK")
