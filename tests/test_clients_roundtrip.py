@@ -138,6 +138,23 @@ def test_an_empty_args_list_comes_back_as_no_args() -> None:
     assert editor.result() == '{"mcpServers": {"t": {"command": "srv"}}}'
 
 
+def test_entries_that_cannot_be_wrapped_say_why() -> None:
+    text = """{"mcpServers": {
+      "self": {"command": "/opt/gw/bin/gatewatch", "args": ["serve"]},
+      "ext": {"settings": {"key": "v"}},
+      "odd": {"command": "x", "args": ["a", 3]},
+      "remote": {"type": "sse", "url": "http://localhost:1/sse"}
+    }}"""
+    reasons = {e.name: e.skip_reason for e in read_entries(Document.parse(text, "json"),
+                                                           CLIENTS["cursor"].shape)}
+    assert reasons == {
+        "self": "this is Gatewatch's own server",
+        "ext": "provided by an editor extension",
+        "odd": "args is not a list of strings",
+        "remote": "remote server (URL): nothing runs locally to wrap",
+    }
+
+
 def test_a_broken_file_names_the_line_and_column() -> None:
     from proxy.clients.nodes import ConfigSyntaxError
 

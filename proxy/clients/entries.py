@@ -123,14 +123,18 @@ def _entry(
         command_node = command_node.get("path")
     command = command_node.text() if command_node else None
     if command is None:
-        return ServerEntry(name, location, scope, Transport.OTHER,
-                           skip_reason="no command to launch")
+        reason = ("provided by an editor extension" if node.get("settings") is not None
+                  else "no command to launch")
+        return ServerEntry(name, location, scope, Transport.OTHER, skip_reason=reason)
     parent = node if fields.parent == location else node.get(shape.command)
     args_node = parent.get(fields.args) if parent else None
     args = args_node.strings() if args_node else []
     if args is None:
         return ServerEntry(name, location, scope, Transport.OTHER, command,
                            skip_reason="args is not a list of strings")
+    if is_gatewatch_command(command) and wrapped_original(command, args) is None:
+        return ServerEntry(name, location, scope, Transport.OTHER, command, args,
+                           skip_reason="this is Gatewatch's own server")
     env_node = node.get(shape.env) if fields.parent == location else (
         parent.get("env") if parent else None)
     env = {m.key: m.value.text() or "" for m in env_node.members} if (
