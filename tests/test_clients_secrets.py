@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import subprocess
 import sys
@@ -68,6 +69,39 @@ def test_wrap_moves_the_token_to_the_keyring_and_unwrap_brings_it_back(
     assert not done.failed
     assert config.path.read_bytes() == original
     assert keyring.get_password("gatewatch", username) is None
+
+
+def test_two_entries_with_the_same_name_and_token_get_their_own_keyring_names(
+    tmp_path: Path, test_keyring: Path
+) -> None:
+    """Claude Code's user scope and a project scope may both have `github`."""
+    github = {"command": "npx", "args": ["gh"], "env": {"GH_TOKEN": TOKEN}}
+    path = tmp_path / ".claude.json"
+    path.write_text(json.dumps({"mcpServers": {"github": github},
+                                "projects": {"/p": {"mcpServers": {"github": github}}}}))
+    config = discovery.ConfigFile(CLIENTS["claude-code"], path, "user", "json")
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+                                    exe=EXE))
+    refs = {e.scope: e.env["GH_TOKEN"] for e in discovery.load(config).entries}
+    assert refs == {"": "gatewatch-keyring:claude-code/github/GH_TOKEN",
+                    "/p": "gatewatch-keyring:claude-code/github/GH_TOKEN#2"}
+    # Unwrapping one (which deletes its keyring entry) leaves the other working.
+    changes.apply(changes.make_plan("unwrap", [discovery.load(config)],
+                                    lambda c, e: e.scope == ""))
+    assert secrets.resolve_env_refs({"T": refs["/p"]}) == {"T": TOKEN}
+    with pytest.raises(secrets.KeyringError):
+        secrets.resolve_env_refs({"T": refs[""]})
+
+
+def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring: Path) -> None:
+    keyring.set_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN", "old")
+    config = desktop_config(tmp_path)
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+                                    exe=EXE))
+    github = next(e for e in discovery.load(config).entries if e.name == "github")
+    assert github.env["GITHUB_PERSONAL_ACCESS_TOKEN"].endswith("GITHUB_PERSONAL_ACCESS_TOKEN#2")
+    assert keyring.get_password(
+        "gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN") == "old"
 
 
 def test_a_dangling_reference_keeps_the_server_wrapped(

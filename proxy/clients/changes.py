@@ -166,18 +166,17 @@ def _plan_file(action: Action, loaded: LoadedConfig, picked: list[ServerEntry], 
 
 def _free_username(client: str, server: str, var: str, value: str,
                    planned: dict[str, str]) -> str:
-    """client/server/VAR, or client/server/VAR#n when that name holds another secret."""
+    """client/server/VAR, or client/server/VAR#n when that name is taken. Never shared, so
+    unwrapping one entry (which deletes its secret) cannot break another."""
     import keyring
 
     base = secrets.username_for(client, server, var)
     candidate, n = base, 1
-    while True:
-        held = planned.get(candidate) or keyring.get_password(secrets.SERVICE, candidate)
-        if held in (None, value):
-            planned[candidate] = value
-            return candidate
+    while candidate in planned or keyring.get_password(secrets.SERVICE, candidate) is not None:
         n += 1
         candidate = f"{base}#{n}"
+    planned[candidate] = value
+    return candidate
 
 
 def apply(plan: Plan) -> Applied:
