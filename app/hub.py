@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
@@ -88,7 +89,11 @@ class Hub(QObject):
         return True
 
     def close(self) -> None:
-        for link in list(self._links):
+        self._heartbeat.stop()
+        self._touch.stop()
+        links, self._links = self._links, []
+        for link in links:
+            link.sock.disconnected.disconnect()  # closing is not a proxy leaving
             link.sock.abort()
         self._server.close()
 
@@ -178,7 +183,8 @@ class Hub(QObject):
         if link not in self._links:
             return
         self._links.remove(link)
-        link.sock.deleteLater()
+        if shiboken6.isValid(link.sock):  # at exit Qt may have deleted it already
+            link.sock.deleteLater()
         if link.proxy is not None:
             self.proxy_left.emit(link.proxy.session_id)
             self.proxies_changed.emit()

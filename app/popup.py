@@ -13,9 +13,9 @@ from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
     QDialog,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QRadioButton,
     QToolButton,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app import wording
 from app.countdown import Countdown
+from app.diff_view import DiffView
 from app.grants import Answer, Remember
 from app.questions import QuestionGroup
 
@@ -78,7 +79,7 @@ class ApprovalPopup(QDialog):
         self.details_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.details_toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.details_toggle.toggled.connect(self._toggle_details)
-        self.preview = QPlainTextEdit(readOnly=True)
+        self.preview = DiffView()
         self.preview.setObjectName("preview")
         self.preview.setVisible(False)
         self.preview.setMinimumHeight(140)
@@ -118,9 +119,15 @@ class ApprovalPopup(QDialog):
         top.addWidget(self.position, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(top)
         layout.addWidget(self.merged)
-        layout.addWidget(self.why)
-        layout.addWidget(self.origin)
-        layout.addWidget(self.client)
+        facts = QFormLayout()
+        facts.setHorizontalSpacing(12)
+        facts.setVerticalSpacing(6)
+        facts.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        facts.addRow(self._caption("Why"), self.why)
+        self.origin_caption = self._caption("Came from")
+        facts.addRow(self.origin_caption, self.origin)
+        facts.addRow(self._caption("Asked by"), self.client)
+        layout.addLayout(facts)
         layout.addWidget(self.details_toggle)
         layout.addWidget(self.preview)
         remember_box = QVBoxLayout()
@@ -140,6 +147,12 @@ class ApprovalPopup(QDialog):
         buttons.addWidget(self.allow_button)
         layout.addLayout(buttons)
 
+    @staticmethod
+    def _caption(text: str) -> QLabel:
+        label = QLabel(text)
+        label.setObjectName("caption")
+        return label
+
     # -- showing ------------------------------------------------------------------------------
 
     def show_group(self, group: QuestionGroup, index: int, total: int, countdown_s: float) -> None:
@@ -148,6 +161,7 @@ class ApprovalPopup(QDialog):
         self.group = group
         q = group.first
         self.position.setText(f"{index} of {total}" if total > 1 else "")
+        self.position.setVisible(total > 1)
         self.headline.setText(wording.headline(q))
         n = len(group.members)
         self.merged.setText(f"{n} identical calls are waiting — one answer settles all." if n > 1
@@ -157,6 +171,7 @@ class ApprovalPopup(QDialog):
         origin = wording.origin(q)
         self.origin.setText(origin)
         self.origin.setVisible(bool(origin))
+        self.origin_caption.setVisible(bool(origin))
         self.client.setText(wording.client(q))
         self.remember_forever.setText(
             f"Always for {q.destination} on {q.tool}" if q.destination else "Always"

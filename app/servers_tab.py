@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -21,9 +20,15 @@ from PySide6.QtWidgets import (
 )
 
 from app import store
+from app.diff_view import DiffView
 from app.hub import Hub
 from app.live_proxies import uptime_text
 
+PIN_STATES = {
+    "approved": "changed — awaiting you",
+    "pending": "new — awaiting you",
+    "rejected": "rejected",
+}
 PROXY_HEADERS = ("Server", "Client", "PID", "Uptime", "Calls", "Denied", "Last verdict", "State")
 
 
@@ -46,7 +51,10 @@ class ServersTab(QWidget):
         self.proxies.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.proxies.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.proxies.verticalHeader().setVisible(False)
-        self.proxies.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.proxies.setWordWrap(False)
+        header = self.proxies.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.empty = QLabel("No MCP server is running through Gatewatch right now. "
                             "Wrap your clients' servers in the Clients tab.")
         self.empty.setWordWrap(True)
@@ -55,13 +63,14 @@ class ServersTab(QWidget):
         self.pause_button.clicked.connect(self._toggle_pause)
 
         self.pins = QTableWidget(0, 3)
-        self.pins.setHorizontalHeaderLabels(("Server", "Tool", "Status"))
+        self.pins.setHorizontalHeaderLabels(("Server", "Tool", "State"))
         self.pins.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.pins.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.pins.verticalHeader().setVisible(False)
-        self.pins.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.diff = QPlainTextEdit(readOnly=True)
-        self.diff.setObjectName("diff")
+        self.pins.setWordWrap(False)
+        self.pins.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.pins.horizontalHeader().setStretchLastSection(True)
+        self.diff = DiffView()
         self.diff.setPlaceholderText("Select a changed tool to see what changed.")
         self.approve_button = QPushButton("Approve change")
         self.reject_button = QPushButton("Reject change")
@@ -150,7 +159,7 @@ class ServersTab(QWidget):
         self._changes = store.pin_changes(self.conn)
         self.pins.setRowCount(len(self._changes))
         for r, change in enumerate(self._changes):
-            for c, value in enumerate((change.server, change.tool, change.status)):
+            for c, value in enumerate((change.server, change.tool, PIN_STATES[change.status])):
                 self.pins.setItem(r, c, _item(value))
         self._show_diff()
 

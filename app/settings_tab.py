@@ -31,7 +31,6 @@ ASK_VIA_LABELS = {
     "app": "Always with a Gatewatch popup",
     "deny": "Never ask: deny what needs a human",
 }
-ACTION_LABELS = {"deny": "Deny", "allow": "Allow"}
 
 
 class SettingsTab(QWidget):
@@ -48,9 +47,9 @@ class SettingsTab(QWidget):
         self.popup_timeout = QDoubleSpinBox(minimum=1, maximum=3600, decimals=0, suffix=" s")
         self.ask_timeout = QDoubleSpinBox(minimum=DEADLINE_MARGIN_S + 5, maximum=3600,
                                           decimals=0, suffix=" s")
-        self.default_action = QComboBox()
-        for key, label in ACTION_LABELS.items():
-            self.default_action.addItem(label, key)
+        # Shown, not editable: a question nobody answers is denied (DESIGN: fail closed),
+        # whatever default_action says in the file.
+        self.default_action = QLabel("Deny — Gatewatch fails closed")
         self.retention = QSpinBox(minimum=0, maximum=3650, suffix=" days")
         self.retention.setSpecialValueText("forever")
         self.detector = QCheckBox("Scan tool results for prompt injection")
@@ -65,10 +64,11 @@ class SettingsTab(QWidget):
         countdown_row.addWidget(self.popup_timeout)
         countdown_row.addStretch(1)
         form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow("How to ask", self.ask_via)
         form.addRow("Popup", countdown_row)
         form.addRow("A call waits at most", self.ask_timeout)
-        form.addRow("Default action", self.default_action)
+        form.addRow("When nobody answers", self.default_action)
         form.addRow("Keep history for", self.retention)
         form.addRow("", self.detector)
         form.addRow("", self.start_at_login)
@@ -93,7 +93,6 @@ class SettingsTab(QWidget):
         self.popup_timeout.setEnabled(countdown)
         self.popup_timeout.setValue(s.popup_timeout)
         self.ask_timeout.setValue(s.ask_timeout)
-        self.default_action.setCurrentIndex(max(0, self.default_action.findData(s.default_action)))
         self.retention.setValue(s.retention_days)
         self.detector.setChecked(s.detector)
         self.start_at_login.setChecked(autostart.autostart_file().exists())
@@ -104,7 +103,6 @@ class SettingsTab(QWidget):
             ask_via=self.ask_via.currentData(),
             ask_timeout=self.ask_timeout.value(),
             popup_timeout=self.popup_timeout.value(),
-            default_action=self.default_action.currentData(),
             detector=self.detector.isChecked(),
             retention_days=self.retention.value(),
         )

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -44,7 +43,9 @@ class TrustTab(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.show_inactive = QCheckBox("Show expired and revoked")
         self.revoke_button = QPushButton("Revoke")
         self.revoke_button.setEnabled(False)
@@ -65,15 +66,16 @@ class TrustTab(QWidget):
         top.addWidget(self.show_inactive)
         top.addWidget(self.revoke_button)
         add_box = QGroupBox("Trust a destination")
-        form = QFormLayout(add_box)
-        form.addRow("Server", self.server)
-        form.addRow("Tool", self.tool)
-        form.addRow("Destination", self.destination)
-        form.addRow("Expires", self.expiry)
-        row = QHBoxLayout()
-        row.addWidget(self.error, 1)
-        row.addWidget(self.add_button)
-        form.addRow(row)
+        add_layout = QVBoxLayout(add_box)
+        fields = QHBoxLayout()
+        for label, widget, stretch in (("Server", self.server, 1), ("Tool", self.tool, 1),
+                                       ("Destination", self.destination, 2),
+                                       ("Expires", self.expiry, 0)):
+            fields.addWidget(QLabel(label))
+            fields.addWidget(widget, stretch)
+        fields.addWidget(self.add_button)
+        add_layout.addLayout(fields)
+        add_layout.addWidget(self.error)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)

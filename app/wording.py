@@ -35,9 +35,9 @@ def headline(q: Question) -> str:
 
 def why(q: Question) -> str:
     plain = CONTRACTS.get(q.contract)
-    parts = [f"Gatewatch asks because {plain}." if plain else "Gatewatch asks."]
+    parts = [f"{plain[0].upper()}{plain[1:]}." if plain else "A rule wants a human to decide."]
     if q.reason:
-        parts.append(f"Rule {q.contract or '?'}: {q.reason}")
+        parts.append(f"{q.contract or 'rule'}: {q.reason}")
     return "\n".join(parts)
 
 
@@ -55,15 +55,15 @@ def origin(q: Question, now: float | None = None) -> str:
         str(o.get("provenance")), ""
     )
     value = o.get("value") or q.destination or "The value"
-    return f"{value} first appeared in the output of {where}{when}{' ' + kind if kind else ''}."
+    return f"{value} first appeared {kind + ' ' if kind else ''}in the output of {where}{when}."
 
 
 def client(q: Question) -> str:
     c = q.client or {}
     name = c.get("name")
     if not name:
-        return "Asked by an MCP client that has not said its name."
-    return f"Asked by {name} {c.get('version') or ''}".rstrip() + "."
+        return "an MCP client that has not said its name"
+    return f"{name} {c.get('version') or ''}".rstrip()
 
 
 def ago(ts: float, now: float | None = None) -> str:

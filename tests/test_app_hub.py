@@ -270,7 +270,7 @@ def test_answers_reach_the_proxy_side_applink(hub: Hub, asking: AskController,
     )
     try:
         qtbot.waitUntil(asking.popup.isVisible, timeout=20000)
-        assert asking.popup.client.text() == "Asked by claude-ai 0.1.0."
+        assert asking.popup.client.text() == "claude-ai 0.1.0"
         asking.popup.remember_forever.setChecked(True)
         asking.popup.expiry.setCurrentIndex(1)
         qtbot.waitUntil(asking.popup.allow_button.isEnabled, timeout=GUARD_MS * 4)

@@ -51,7 +51,7 @@ def test_says_what_why_where_from_and_who(popup: ApprovalPopup) -> None:
     assert popup.headline.text() == "send_email on gmail wants to send to new@random.com"
     assert "not trusted" in popup.why.text() and "sink_gate" in popup.why.text()
     assert "read_inbox on gmail" in popup.origin.text()
-    assert popup.client.text() == "Asked by claude-ai 0.1.0."
+    assert popup.client.text() == "claude-ai 0.1.0"
     assert popup.position.text() == "1 of 3"
 
 
