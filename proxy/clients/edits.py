@@ -15,7 +15,7 @@ from proxy.clients.nodes import Member, Node
 
 Format = Literal["json", "toml", "yaml"]
 
-_YAML_PLAIN = re.compile(r"(?:--?)?[A-Za-z_/.~][A-Za-z0-9_./@+~-]*")
+_YAML_PLAIN = re.compile(r"(?:--?)?[A-Za-z_/][A-Za-z0-9_./@+~-]*")  # never .inf, ~, numbers
 _YAML_SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
 
 
