@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for item in loaded:
         print(paint(f"{item.config.client.label}", "bold", colour)
-              + paint(f"  {item.config.path}", "dim", colour))
+              + f" ({item.config.client.id})" + paint(f"  {item.config.path}", "dim", colour))
         if item.error:
             print("  " + paint(f"cannot read: {item.error}", "red", colour))
             continue
@@ -67,16 +67,16 @@ def run(args: argparse.Namespace) -> int:
         for e in item.entries:
             where = paint(f"  [project {e.scope}]", "dim", colour) if e.scope else ""
             if e.transport is not Transport.STDIO:
-                state, tint, detail = "skipped  ", "dim", e.skip_reason or ""
+                state, tint, detail = "skipped    ", "dim", e.skip_reason or ""
             else:
                 problem = check_entry(item.config, e).problem
                 original = e.original or ("", [])
                 detail = " ".join([original[0], *original[1]])
                 if problem:
-                    state, tint, detail = "broken   ", "red", problem
+                    state, tint, detail = "broken     ", "red", problem
                 elif e.wrapped:
-                    state, tint = "protected", "green"
+                    state, tint = "protected  ", "green"
                 else:
-                    state, tint = "open     ", "yellow"
+                    state, tint = "unprotected", "yellow"
             print(f"  {paint(state, tint, colour)}  {e.name:<{width}}  {detail}{where}")
     return 0

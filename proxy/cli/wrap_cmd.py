@@ -15,7 +15,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def add_selection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("client", nargs="?",
-                        help="client id as shown by `gatewatch clients --json` (e.g. cursor)")
+                        help="client id, as `gatewatch clients` shows it (e.g. cursor)")
     parser.add_argument("--server", help="only the server with this name")
     parser.add_argument("--all", action="store_true", help="every client")
     parser.add_argument("--path", type=Path, help="only this config file")
