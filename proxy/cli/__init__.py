@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("proxy.cli.logs_cmd", "show the audit log"),
     "stats": ("proxy.cli.stats_cmd", "counts and latency from the audit log"),
     "version": ("proxy.cli.version_cmd", "version, Python, platform, database"),
+    "detect": ("proxy.cli.detect_cmd", "scan TEXT (or - for stdin) for prompt injection"),
+    "rules": ("proxy.cli.rules_cmd", "rule packs: lint [--strict] [FILES...], list"),
     "check": ("proxy.cli.check_cmd", "the verdict a hypothetical tool call would get"),
     "policy": ("proxy.cli.policy_cmd", "validate a policy file: gatewatch policy check FILE"),
     "packs": ("proxy.cli.packs_cmd", "list the server packs and what each covers"),

@@ -1,0 +1,64 @@
+"""`gatewatch detect TEXT` (or `-` for stdin): scan text the way the proxy scans tool results.
+
+Exit status: 0 pass, 1 warn or block, 2 a malformed pack, policy or settings file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text", help="text to scan, or - to read it from standard input")
+    parser.add_argument(
+        "--mode",
+        choices=("default", "paranoid"),
+        help="detector policy mode (default: the one in detector.yaml)",
+    )
+    parser.add_argument(
+        "--arguments",
+        action="store_true",
+        help="scan as tool-call arguments (shell and path rules)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the inspection as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from proxy.detector import DetectorConfig, PackError, load_detector
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    try:
+        config = DetectorConfig.load()
+        if args.mode:
+            config = replace(config, mode=args.mode)
+        detector = load_detector(config)
+    except PackError as exc:
+        print(f"gatewatch detect: {exc}", file=sys.stderr)
+        return 2
+    if args.arguments:
+        inspection = detector.inspect_arguments("-", {"text": text})
+    else:
+        inspection = detector.scan_text(text)
+    if args.json:
+        print(
+            json.dumps(
+                {**inspection.detail(), "reason": inspection.reason}, indent=2, ensure_ascii=False
+            )
+        )
+    else:
+        print(f"{inspection.verdict.upper()} (score={inspection.score:.2f})")
+        if inspection.rules:
+            print("  rules hit:")
+            for rule_id in inspection.rules:
+                print(f"    {rule_id}: {inspection.excerpts.get(rule_id, '')!r}")
+        else:
+            print("  rules hit: none")
+        print(f"  policy: {inspection.policy} -> {inspection.verdict}")
+        if inspection.notes:
+            print(f"  notes: {', '.join(inspection.notes)}")
+        print(f"  time: {inspection.elapsed_ms:.2f} ms")
+    return 0 if inspection.verdict == "pass" else 1

@@ -1,0 +1,28 @@
+"""Prompt-injection detection for tool results and tool-call arguments.
+
+    from proxy.detector import load_detector
+    det = load_detector()                        # built-in packs + policy + user detector.yaml
+    inspection = det.inspect_result("tools/call", result)
+    if inspection.verdict == "block": ...        # see replacement.blocked_result()
+
+Importing this package is cheap (no YAML, no asyncio); load_detector() reads the packs.
+"""
+
+from __future__ import annotations
+
+from proxy.detector.config import ClassifierConfig, DetectorConfig
+from proxy.detector.detector import Detector
+from proxy.detector.errors import PackError
+from proxy.detector.inspection import Inspection
+from proxy.detector.loader import load_detector
+from proxy.detector.replacement import blocked_result
+
+__all__ = [
+    "ClassifierConfig",
+    "Detector",
+    "DetectorConfig",
+    "Inspection",
+    "PackError",
+    "blocked_result",
+    "load_detector",
+]

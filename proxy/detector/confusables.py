@@ -1,0 +1,58 @@
+"""Cross-script look-alikes folded to Latin before matching.
+
+A small hand-kept table of the Cyrillic, Greek and other letters that pass for Latin ones in
+ordinary fonts. The full Unicode confusables list is large and would cost import time on the
+proxy's hot path; these are the letters attackers use to dodge English-language rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PAIRS = (
+    # Cyrillic lower case
+    "аa вb еe кk мm нh оo рp сc тt уy хx ѕs іi јj ԁd ԛq ԝw һh ӏl ɡg пn гr ьb ѵv"
+    # Cyrillic upper case
+    " АA ВB ЕE КK МM НH ОO РP СC ТT УY ХX ЅS ІI ЈJ ԀD ԚQ ԜW ҺH ӀI"
+    # Greek
+    " αa βb εe ιi κk νv οo ρp τt υu χx γy ωw ϲc ϳj"
+    " ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX"
+    # Latin and Armenian odds and ends
+    " ıi ȷj ɑa ɩi ʏy օo սu հh ոn ǀl"
+)
+
+FOLD: dict[int, str] = {ord(pair[0]): pair[1] for pair in _PAIRS.split()}
+
+_FOLDABLE = re.escape("".join(chr(c) for c in FOLD))
+# A foldable letter touching a Latin one: the mark of a word that mixes scripts.
+_MIXED = re.compile(f"[A-Za-z][{_FOLDABLE}]|[{_FOLDABLE}][A-Za-z]")
+
+
+def fold_confusables(text: str) -> str:
+    """Fold look-alikes to Latin inside words that mix Latin with Cyrillic or Greek letters.
+
+    Words written wholly in Cyrillic or Greek stay as they are, so text (and rules) in those
+    languages is untouched; "іgnоrе" (Latin g, n, r among Cyrillic і, о, е) becomes "ignore".
+    """
+    if text.isascii():
+        return text
+    spans: list[tuple[int, int]] = []
+    for match in _MIXED.finditer(text):
+        start, end = match.start(), match.end()
+        if spans and start < spans[-1][1]:
+            continue  # same word as the previous pair
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        spans.append((start, end))
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        out.append(text[pos:start])
+        out.append(text[start:end].translate(FOLD))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,186 @@
+"""The detector: extraction, normalisation, rule matching and policy, behind four calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from proxy.detector.config import DetectorConfig
+from proxy.detector.extract import Collector, collect_arguments, collect_result
+from proxy.detector.inspection import Inspection, combine
+from proxy.detector.normalize import Prepared, prepare
+from proxy.detector.policy import Policy, Verdict, stricter
+from proxy.detector.rules import Rule
+from proxy.detector.scanner import scan
+
+if TYPE_CHECKING:  # the classifier pulls in asyncio and sqlite3; only load it when enabled
+    from proxy.detector.classifier import Classifier, ClassifierAnswer
+
+_MAX_REASON_RULES = 3
+
+
+class Detector:
+    """Inspects tool results, tool-call arguments and raw text. Never raises on odd input."""
+
+    def __init__(
+        self,
+        rules: list[Rule],
+        policy: Policy,
+        config: DetectorConfig | None = None,
+        classifier: Classifier | None = None,
+    ) -> None:
+        config = config or DetectorConfig()
+        self.rules = rules
+        self.result_rules = [rule for rule in rules if "result" in rule.scope]
+        self.argument_rules = [rule for rule in rules if "arguments" in rule.scope]
+        self.policy = policy
+        self.enabled = config.enabled
+        self.time_budget_ms = config.time_budget_ms or policy.time_budget_ms
+        self.on_timeout: Verdict = config.on_timeout or policy.on_timeout
+        self.classifier = classifier
+
+    # --- public API ---------------------------------------------------------------------
+
+    def inspect_result(self, method: str, result: dict[str, Any]) -> Inspection:
+        """Rules only: the `result` of tools/call, resources/read or prompts/get."""
+        return self._guarded(
+            lambda: self._rules_pass("s2c", method, collect_result(method, result), markup=True)[0]
+        )
+
+    def inspect_arguments(self, tool: str, arguments: dict[str, Any]) -> Inspection:
+        """Shell and path payloads in the arguments of a tools/call to `tool`."""
+        return self._guarded(
+            lambda: self._rules_pass(
+                "c2s", "tools/call", collect_arguments(arguments), markup=False
+            )[0]
+        )
+
+    def scan_text(self, text: str) -> Inspection:
+        """Raw text, scanned like a tool result (CLI, tool-description scanning)."""
+
+        def run() -> Inspection:
+            collected = Collector()
+            collected.strings(text)
+            return self._rules_pass("s2c", None, collected, markup=True)[0]
+
+        return self._guarded(run)
+
+    async def inspect_result_async(self, method: str, result: dict[str, Any]) -> Inspection:
+        """Rules, then the local classifier when it is enabled; same verdict logic."""
+        started = time.perf_counter()
+        try:
+            inspection, prepared = self._rules_pass(
+                "s2c", method, collect_result(method, result), markup=True
+            )
+            if self.classifier is None or prepared is None or inspection.verdict == "block":
+                return inspection
+            text = "\n".join(s.text for s in prepared.segments if s.kind != "lines" and s.text)
+            if not text:
+                return inspection
+            answer = await self.classifier.classify(text, inspection.notes)
+            if answer is not None:
+                self._apply_classifier(inspection, answer, method)
+            inspection.elapsed_ms = (time.perf_counter() - started) * 1000
+            return inspection
+        except Exception as exc:  # the proxy must get a verdict whatever happens
+            return self._error(exc, started)
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _guarded(self, run: Callable[[], Inspection]) -> Inspection:
+        started = time.perf_counter()
+        try:
+            return run()
+        except Exception as exc:  # the proxy must get a verdict whatever happens
+            return self._error(exc, started)
+
+    def _error(self, exc: Exception, started: float) -> Inspection:
+        return Inspection(
+            verdict=self.on_timeout,
+            score=0.0,
+            reason="detector could not finish the scan",
+            notes=[f"error:{type(exc).__name__}"],
+            policy="detector_error",
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def _rules_pass(
+        self, direction: str, method: str | None, collected: Collector, *, markup: bool
+    ) -> tuple[Inspection, Prepared | None]:
+        started = time.perf_counter()
+        notes = list(collected.notes)
+        if not self.enabled:
+            return Inspection(
+                "pass", 0.0, notes=[*notes, "detector_disabled"], policy="disabled"
+            ), None
+        deadline = started + self.time_budget_ms / 1000
+        prepared = prepare("\n".join(collected.texts), markup=markup, deadline=deadline)
+        rules = self.argument_rules if direction == "c2s" else self.result_rules
+        found = scan(prepared, rules, deadline)
+        for note in prepared.notes:
+            if note not in notes:
+                notes.append(note)
+        hits = found.hits
+        score = combine([rule.score for rule in hits])
+        verdict, policy_name = self.policy.decide(
+            direction=direction, method=method, score=score, hits=hits
+        )
+        timed_out = prepared.timed_out or found.timed_out
+        if timed_out:
+            notes.append("timeout")
+            if stricter(verdict, self.on_timeout) != verdict:
+                verdict, policy_name = self.on_timeout, "time_budget"
+        inspection = Inspection(
+            verdict=verdict,
+            score=score,
+            rules=[rule.id for rule in hits],
+            classes=list(dict.fromkeys(rule.cls for rule in hits)),
+            notes=notes,
+            timed_out=timed_out,
+            policy=policy_name,
+            excerpts=found.excerpts,
+        )
+        inspection.reason = self._reason(inspection)
+        inspection.elapsed_ms = (time.perf_counter() - started) * 1000
+        return inspection, prepared
+
+    def _apply_classifier(
+        self, inspection: Inspection, answer: ClassifierAnswer, method: str | None
+    ) -> None:
+        inspection.classifier = {
+            "label": answer.label,
+            "score": answer.score,
+            "model": answer.model,
+            "cached": answer.cached,
+        }
+        rule_scores = [rule.score for rule in self.result_rules if rule.id in inspection.rules]
+        inspection.score = combine([*rule_scores, answer.score])
+        hits = [rule for rule in self.result_rules if rule.id in inspection.rules]
+        verdict, policy_name = self.policy.decide(
+            direction="s2c",
+            method=method,
+            score=inspection.score,
+            hits=hits,
+            classifier_label=answer.label,
+        )
+        if inspection.timed_out:
+            verdict = stricter(verdict, self.on_timeout)
+        if verdict != inspection.verdict:
+            inspection.verdict, inspection.policy = verdict, policy_name
+        inspection.reason = self._reason(inspection)
+
+    def _reason(self, inspection: Inspection) -> str:
+        parts: list[str] = []
+        if inspection.rules:
+            shown = ", ".join(inspection.rules[:_MAX_REASON_RULES])
+            more = len(inspection.rules) - _MAX_REASON_RULES
+            label = (
+                "prompt injection" if inspection.verdict != "pass" else "weak signs of injection"
+            )
+            parts.append(f"{label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        if inspection.classifier is not None and inspection.classifier["label"] == "injection":
+            parts.append(f"classifier: injection ({inspection.classifier['score']:.2f})")
+        if inspection.timed_out:
+            parts.append(f"scan stopped at its {self.time_budget_ms:g} ms budget")
+        return "; ".join(parts)

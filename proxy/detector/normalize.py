@@ -1,0 +1,390 @@
+"""Normalisation passes: from the text a tool returned to the views the rules match against.
+
+Each pass undoes one way of hiding words from a pattern (see docs/detector.md). `prepare()` runs
+them in order and returns segments: the folded text itself, plus what was hidden in it (HTML
+comments, Unicode tag characters, variation-selector payloads, encoded chunks), each normalised
+the same way, and signals (hiding techniques seen) that signal rules score.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+
+from proxy.detector.confusables import fold_confusables
+from proxy.detector.decode import decode_chunks
+
+MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
+
+# ANSI escape sequences: CSI, OSC (bounded) and two-byte escapes.
+_ANSI = re.compile(
+    r"\x1b(?:\[[0-?]{0,32}[ -/]{0,8}[@-~]|\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|[@-Z\\-_])"
+    r"|\x9b[0-?]{0,32}[ -/]{0,8}[@-~]"
+)
+# Conceal (SGR 8), cursor up / erase line / clear screen: text drawn then hidden on a terminal.
+_ANSI_HIDE = re.compile(
+    r"\x1b\[(?:[0-9;]{0,16};)?8(?:;[0-9;]{0,16})?m|\x1b\[[0-9]{0,4}[AFK]|\x1b\[2J"
+)
+
+_TAG_RUN = re.compile("[\U000e0000-\U000e007f]+")
+_BLACK_FLAG = "\U0001f3f4"  # subdivision flags are the one legitimate use of tag characters
+_VS_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
+
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_ZERO_WIDTH_IN_WORD = re.compile("[A-Za-z][\u200b-\u200d\u2060\ufeff]+[A-Za-z]")
+
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]{0,15})\b([^<>]{0,1000})>")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,10});")
+_CSS_HIDDEN = re.compile(
+    r"display\s{0,3}:\s{0,3}none|visibility\s{0,3}:\s{0,3}hidden|font-size\s{0,3}:\s{0,3}0(?![.\d])"
+    r"|opacity\s{0,3}:\s{0,3}0(?![.\d])|\bhidden\b(?!\s{0,3}=\s{0,3}[\"']?false)",
+    re.IGNORECASE,
+)
+# Tags whose removal should glue the words around them (inline) vs. separate them (block).
+_INLINE_TAGS = frozenset(
+    [
+        "a",
+        "abbr",
+        "b",
+        "bdi",
+        "bdo",
+        "cite",
+        "code",
+        "data",
+        "del",
+        "dfn",
+        "em",
+        "font",
+        "i",
+        "ins",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strong",
+        "sub",
+        "sup",
+        "time",
+        "tt",
+        "u",
+        "var",
+        "wbr",
+    ]
+)
+_BLOCK_TAGS = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "br",
+        "caption",
+        "center",
+        "col",
+        "colgroup",
+        "dd",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "header",
+        "hr",
+        "html",
+        "iframe",
+        "img",
+        "input",
+        "label",
+        "legend",
+        "li",
+        "link",
+        "main",
+        "menu",
+        "meta",
+        "nav",
+        "noscript",
+        "object",
+        "ol",
+        "optgroup",
+        "option",
+        "p",
+        "picture",
+        "pre",
+        "section",
+        "select",
+        "source",
+        "style",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "template",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "title",
+        "tr",
+        "ul",
+        "video",
+        "audio",
+        "svg",
+        "button",
+        "script",
+    ]
+)
+_MARKDOWN_EMPHASIS = {ord("*"): None, ord("`"): None}
+
+
+@dataclass
+class Segment:
+    """One view of the text to match: kind is text, lines, comment, hidden, decoded or markup."""
+
+    kind: str
+    text: str
+
+
+@dataclass
+class Prepared:
+    segments: list[Segment] = field(default_factory=list)
+    signals: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    timed_out: bool = False
+
+    def note(self, value: str) -> None:
+        if value not in self.notes:
+            self.notes.append(value)
+
+
+# --- the passes, each usable on its own -----------------------------------------------------
+
+
+def strip_ansi(text: str) -> tuple[str, bool]:
+    """Remove terminal escape sequences; say whether any of them hid or overwrote text."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return text, False
+    hiding = _ANSI_HIDE.search(text) is not None
+    return _ANSI.sub("", text), hiding
+
+
+def extract_tag_text(text: str) -> tuple[str, str]:
+    """Remove Unicode tag characters (U+E0000 block); return the ASCII text they spelled.
+
+    Tag characters render as nothing but carry a full hidden ASCII message. Emoji subdivision
+    flags (black flag + tag letters) are the one legitimate use and are not reported.
+    """
+    if text.isascii() or not _TAG_RUN.search(text):
+        return text, ""
+    hidden: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        run = match.group()
+        start = match.start()
+        is_flag = start > 0 and text[start - 1] == _BLACK_FLAG and len(run) <= 8
+        if not is_flag:
+            hidden.append("".join(chr(ord(ch) - 0xE0000) for ch in run if ord(ch) < 0xE007F))
+        return ""
+
+    return _TAG_RUN.sub(take, text), " ".join(part for part in hidden if part.strip())
+
+
+def extract_variation_selector_text(text: str) -> tuple[str, str]:
+    """Decode bytes smuggled as runs of variation selectors (one selector per byte).
+
+    VS1..VS16 carry bytes 0..15, VS17..VS256 (U+E0100 block) bytes 16..255. A single selector
+    after an emoji is ordinary; four or more in a row are a payload.
+    """
+    if text.isascii() or not _VS_RUN.search(text):
+        return text, ""
+    hidden: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        data = bytes(
+            ord(ch) - 0xFE00 if ord(ch) <= 0xFE0F else ord(ch) - 0xE0100 + 16
+            for ch in match.group()
+        )
+        hidden.append(data.decode("utf-8", errors="replace"))
+        return ""
+
+    return _VS_RUN.sub(take, text), " ".join(hidden)
+
+
+def remove_invisible(text: str) -> tuple[str, set[str]]:
+    """Drop zero-width, invisible and bidi control characters; report which tricks were used."""
+    if text.isascii():
+        return text, set()
+    signals: set[str] = set()
+    if _BIDI.search(text):
+        signals.add("bidi_control")
+    if len(_ZERO_WIDTH_IN_WORD.findall(text)) >= 2:
+        signals.add("zero_width_in_words")
+    return _INVISIBLE.sub("", text), signals
+
+
+def nfkc(text: str) -> str:
+    """Compatibility forms (fullwidth, math alphanumerics, ligatures, circled) to plain letters."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
+    """Remove HTML comments and tags, decode entities and markdown emphasis.
+
+    Returns the visible text, the comment bodies, the tags that carried attributes (where
+    image and link URLs live) and whether any tag hid its text with CSS.
+    """
+    comments: list[str] = []
+    if "<!--" in text:
+        text, comments = _cut_comments(text)
+    attributed: list[str] = []
+    css_hidden = False
+    if "<" in text:
+
+        def replace(match: re.Match[str]) -> str:
+            nonlocal css_hidden
+            name = match.group(2).lower()
+            if name not in _INLINE_TAGS and name not in _BLOCK_TAGS:
+                return match.group()  # <|im_start|>, <system>, <instructions>: keep for the rules
+            attrs = match.group(3)
+            if attrs.strip():
+                attributed.append(match.group())
+                if not css_hidden and _CSS_HIDDEN.search(attrs):
+                    css_hidden = True
+            return "" if name in _INLINE_TAGS else " "
+
+        text = _HTML_TAG.sub(replace, text)
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
+    if "*" in text or "`" in text:
+        text = text.translate(_MARKDOWN_EMPHASIS)
+    return text, comments, attributed, css_hidden
+
+
+def _cut_comments(text: str) -> tuple[str, list[str]]:
+    # A find() loop, not a regex: an unclosed "<!--" repeated a million times stays linear.
+    out: list[str] = []
+    comments: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("<!--", pos)
+        if start < 0:
+            out.append(text[pos:])
+            break
+        out.append(text[pos:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            comments.append(text[start + 4 :])  # unclosed: the rest is hidden from a renderer
+            break
+        comments.append(text[start + 4 : end])
+        pos = end + 3
+    return " ".join(out), comments
+
+
+def fold_case_and_space(text: str) -> str:
+    """Case-fold and collapse every run of whitespace (newlines too) to one space."""
+    return " ".join(text.casefold().split())
+
+
+def lines_view(text: str) -> str:
+    """Case-folded, one space between words, but line breaks kept (for role-label rules)."""
+    return "\n".join(
+        line for line in (" ".join(raw.split()) for raw in text.casefold().splitlines()) if line
+    )
+
+
+# --- the pipeline ---------------------------------------------------------------------------
+
+
+def prepare(
+    text: str,
+    *,
+    markup: bool = True,
+    deadline: float | None = None,
+    _depth: int = 0,
+    _out: Prepared | None = None,
+    _kind: str = "text",
+) -> Prepared:
+    """Run every pass over `text` and collect the segments to match.
+
+    `markup=False` keeps tags, comments and backticks as they are (used for tool-call arguments,
+    where they are payload, not presentation). `deadline` is a time.perf_counter() value; past it
+    the expensive optional passes (decoding) stop and `timed_out` is set.
+    """
+    out = _out if _out is not None else Prepared()
+    text, ansi_hiding = strip_ansi(text)
+    if ansi_hiding:
+        out.signals.add("ansi_hiding")
+        out.note("hidden:ansi")
+    hidden_parts: list[str] = []
+    text, tag_text = extract_tag_text(text)
+    if tag_text:
+        out.signals.add("unicode_tags")
+        out.note("hidden:unicode_tags")
+        hidden_parts.append(tag_text)
+    text, vs_text = extract_variation_selector_text(text)
+    if vs_text:
+        out.signals.add("variation_selector_payload")
+        out.note("hidden:variation_selectors")
+        hidden_parts.append(vs_text)
+    text, invisible_signals = remove_invisible(text)
+    out.signals |= invisible_signals
+    text = fold_confusables(nfkc(text))
+
+    if _depth < MAX_DEPTH:
+        if deadline is not None and time.perf_counter() > deadline:
+            out.timed_out = True
+        else:
+            for encoding, decoded in decode_chunks(text, deadline):
+                out.note(f"decoded:{encoding}")
+                prepare(
+                    decoded,
+                    markup=markup,
+                    deadline=deadline,
+                    _depth=_depth + 1,
+                    _out=out,
+                    _kind="decoded",
+                )
+        for part in hidden_parts:
+            prepare(
+                part, markup=markup, deadline=deadline, _depth=_depth + 1, _out=out, _kind="hidden"
+            )
+
+    comments: list[str] = []
+    if markup:
+        text, comments, attributed, css_hidden = strip_markup(text)
+        if css_hidden:
+            out.signals.add("css_hidden")
+        if comments:
+            out.note("hidden:html_comment")
+        if attributed:
+            out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
+    out.segments.append(Segment(_kind, fold_case_and_space(text)))
+    if _kind == "text":
+        out.segments.append(Segment("lines", lines_view(text)))
+    for body in comments:
+        out.segments.append(Segment("comment", fold_case_and_space(body)))
+    return out
