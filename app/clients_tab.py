@@ -39,6 +39,7 @@ from proxy.clients.entries import ServerEntry, Transport
 from proxy.clients.executable import ExecutableNotFound
 from proxy.clients.health import check_entry
 from proxy.clients.nodes import ConfigSyntaxError
+from proxy.redact import redact_argv
 
 HEADERS = ("Server", "Status", "Command")
 ENTRY_ROLE = Qt.ItemDataRole.UserRole
@@ -216,7 +217,8 @@ class ClientsTab(QWidget):
     def _server_item(self, config: ConfigFile, entry: ServerEntry) -> QTreeWidgetItem:
         status, tip, colour = _status(config, entry)
         original = entry.original
-        runs = " ".join([original[0], *original[1]]) if original else (entry.skip_reason or "")
+        runs = (" ".join(redact_argv([original[0], *original[1]])) if original
+                else entry.skip_reason or "")
         name = f"{entry.name}  (project {Path(entry.scope).name})" if entry.scope else entry.name
         item = QTreeWidgetItem([name, status, runs])
         item.setToolTip(1, tip)

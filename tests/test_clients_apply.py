@@ -132,6 +132,16 @@ def test_wrap_all_then_unwrap_all_through_the_cli(home: Path, gw_home: Path) -> 
         assert (home / where).read_bytes() == data, where
 
 
+def test_the_listing_hides_tokens_in_command_lines(home: Path) -> None:
+    desktop = home / LAYOUT["claude_desktop_config.json"]
+    text = desktop.read_text()
+    desktop.write_text(text.replace('"--db-path"', '"--api-key", "abc123", "--db-path"'))
+    out = gatewatch("clients")
+    assert out.returncode == 0, out.stderr
+    assert "uvx mcp-server-sqlite --api-key [redacted] --db-path" in out.stdout
+    assert "abc123" not in out.stdout
+
+
 def test_dry_run_shows_the_diff_and_writes_nothing(home: Path) -> None:
     codex = home / LAYOUT["codex_config.toml"]
     before = codex.read_bytes()

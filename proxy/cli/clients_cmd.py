@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from proxy.clients.entries import Transport
     from proxy.clients.health import check_entry
     from proxy.clients.nodes import ConfigSyntaxError
+    from proxy.redact import redact_argv
 
     if args.add:
         try:
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
                 servers.append({
                     "name": e.name, "scope": e.scope, "transport": e.transport.value,
                     "wrapped": e.wrapped, "command": e.original[0] if e.original else None,
-                    "args": e.original[1] if e.original else [], "skip_reason": e.skip_reason,
+                    "args": redact_argv(e.original[1]) if e.original else [],
+                    "skip_reason": e.skip_reason,
                     "problem": health.problem,
                 })
             out.append({"client": item.config.client.id, "label": item.config.client.label,
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 problem = check_entry(item.config, e).problem
                 original = e.original or ("", [])
-                detail = " ".join([original[0], *original[1]])
+                detail = " ".join(redact_argv([original[0], *original[1]]))
                 if problem:
                     state, tint, detail = "broken     ", "red", problem
                 elif e.wrapped:
