@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import importlib.util
 import json
 import socket
 import sqlite3
@@ -11,7 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -19,6 +20,11 @@ from proxy.doctor import qt_libs
 from proxy.doctor.integrations import probe_url
 from proxy.doctor.report import CheckResult, Status, render_text, worst
 from tests.support import GATEWATCH, child_env
+
+needs_detector = pytest.mark.skipif(
+    importlib.util.find_spec("proxy.detector") is None,
+    reason="proxy.detector (the injection detector) is not in this build yet",
+)
 
 
 def doctor(env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
@@ -167,6 +173,93 @@ def test_only_the_package_manager_present_is_named(monkeypatch: pytest.MonkeyPat
     assert qt_libs.install_commands(["libxkbcommon-x11.so.0"]) == [
         "sudo dnf install libxkbcommon-x11"
     ]
+
+
+class FakeOllama(http.server.BaseHTTPRequestHandler):
+    models: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        if self.path != "/api/tags":
+            self.send_response(404)
+            self.end_headers()
+            return
+        body = json.dumps({"models": [{"name": m} for m in self.models]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def ollama() -> Iterator[tuple[str, type[FakeOllama]]]:
+    handler = type("Handler", (FakeOllama,), {"models": []})
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+def _classifier_on(gw_home: Path, url: str) -> None:
+    config = gw_home / "config" / "detector.yaml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f"classifier:\n  enabled: true\n  url: {url}\n  model: qwen2.5:3b\n")
+
+
+@needs_detector
+def test_enabled_classifier_is_probed_for_its_model(
+    gw_home: Path, ollama: tuple[str, type[FakeOllama]]
+) -> None:
+    url, handler = ollama
+    _classifier_on(gw_home, url)
+    handler.models = ["llama3:8b"]
+    _, report = doctor()
+    line = finding(report, "classifier")
+    assert line["status"] == "WARN" and line["hint"] == "ollama pull qwen2.5:3b"
+    handler.models = ["qwen2.5:3b"]
+    _, report = doctor()
+    line = finding(report, "classifier")
+    assert line["status"] == "OK" and f"{url} reachable" in line["summary"]
+
+
+@needs_detector
+def test_enabled_classifier_that_is_down_warns(gw_home: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _classifier_on(gw_home, f"http://127.0.0.1:{port}")
+    _, report = doctor()
+    line = finding(report, "classifier")
+    assert line["status"] == "WARN" and "unreachable" in line["summary"]
+
+
+@needs_detector
+def test_broken_rule_pack_fails_with_file_and_line(gw_home: Path, tmp_path: Path) -> None:
+    pack = tmp_path / "mine.yaml"
+    pack.write_text("pack: mine\nrules:\n  - id: x\n    pattern: '(unclosed'\n")
+    config = gw_home / "config" / "detector.yaml"
+    config.parent.mkdir()
+    config.write_text(f"rule_packs: [{pack}]\n")
+    code, report = doctor()
+    line = finding(report, "rule-packs")
+    assert code == 2 and line["status"] == "FAIL" and str(pack) in line["summary"]
+
+
+@needs_detector
+def test_built_in_packs_and_user_policy_are_validated(gw_home: Path) -> None:
+    _, report = doctor()
+    assert finding(report, "rule-packs")["status"] == "OK"
+    assert finding(report, "server-packs")["status"] == "OK"
+    policy = gw_home / "config" / "policy.yaml"
+    policy.parent.mkdir()
+    policy.write_text("servers:\n  fs:\n    tools:\n      write_file: {max_calls: many}\n")
+    code, report = doctor()
+    line = finding(report, "policy")
+    assert code == 2 and line["status"] == "FAIL" and f"{policy}:4" in line["summary"]
 
 
 @pytest.fixture

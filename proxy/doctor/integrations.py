@@ -30,15 +30,19 @@ def _not_available(check: str, what: str) -> CheckResult:
 
 
 def check_rule_packs() -> list[CheckResult]:
-    detector = _part("proxy.detector", "load_detector", "PackError")
+    detector = _part("proxy.detector", "load_detector", "PackError", "DetectorConfig")
     if detector is None:
         return [_not_available("rule-packs", "injection detector (proxy.detector)")]
     try:
-        detector.load_detector()
+        config = detector.DetectorConfig.load()
+        loaded = detector.load_detector(config)
     except detector.PackError as exc:
-        return [CheckResult("rule-packs", Status.FAIL, str(exc), "fix the rule pack named above")]
-    where = paths.packs_dir() / "rules"
-    return [CheckResult("rule-packs", Status.OK, f"rule packs in {where} load")]
+        return [CheckResult("rule-packs", Status.FAIL, str(exc), "fix the line named above")]
+    summary = f"{len(loaded.rules)} injection rules valid, detector mode {config.mode}"
+    if not config.enabled:
+        return [CheckResult("rule-packs", Status.WARN, f"{summary}, but the detector is off",
+                            "tool results are not scanned: set `enabled: true` in detector.yaml")]
+    return [CheckResult("rule-packs", Status.OK, summary)]
 
 
 def check_policy() -> list[CheckResult]:
@@ -85,27 +89,49 @@ def check_settings() -> list[CheckResult]:
 
 
 def check_classifier() -> list[CheckResult]:
-    settings = _part("proxy.settings", "load_settings", "SettingsError")
-    if settings is None:
-        return [_not_available("classifier", "settings (proxy.settings)")]
+    detector = _part("proxy.detector", "DetectorConfig", "PackError")
+    if detector is None:
+        return [_not_available("classifier", "injection detector (proxy.detector)")]
     try:
-        current = settings.load_settings()
-    except settings.SettingsError:
-        return []  # reported by the settings check
-    if not hasattr(current, "classifier"):
-        return [_not_available("classifier", "the local classifier setting")]
-    if not current.classifier:
-        return [CheckResult("classifier", Status.OK, "local classifier disabled")]
-    url = str(current.classifier_url)
-    problem = probe_url(url)
+        classifier = detector.DetectorConfig.load().classifier
+    except detector.PackError:
+        return []  # reported by the rule-packs check
+    if not classifier.enabled:
+        return [CheckResult("classifier", Status.OK, "local classifier disabled (rules only)")]
+    url = str(classifier.url).rstrip("/")
+    problem = probe_url(f"{url}/api/tags")
     if problem:
         return [
             CheckResult(
                 "classifier", Status.WARN, f"local classifier at {url} unreachable: {problem}",
-                "start it, or turn it off in settings; until then results are scanned by rules",
+                "start it (e.g. `ollama serve`) or disable it in detector.yaml; "
+                "until then results are scanned by the rules only",
             )
         ]
-    return [CheckResult("classifier", Status.OK, f"local classifier at {url} reachable")]
+    models = _model_names(f"{url}/api/tags")
+    if models is not None and classifier.model not in models:
+        return [
+            CheckResult(
+                "classifier", Status.WARN,
+                f"local classifier at {url} has no model {classifier.model!r}",
+                f"ollama pull {classifier.model}",
+            )
+        ]
+    return [CheckResult("classifier", Status.OK,
+                        f"local classifier at {url} reachable, model {classifier.model}")]
+
+
+def _model_names(url: str) -> set[str] | None:
+    """Model names an Ollama-style /api/tags lists, or None when the answer is not that."""
+    import json
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=CLASSIFIER_TIMEOUT_S) as answer:
+            data = json.loads(answer.read(1_000_000))
+        return {str(m.get("name")) for m in data["models"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def probe_url(url: str, timeout_s: float = CLASSIFIER_TIMEOUT_S) -> str | None:
