@@ -202,7 +202,15 @@ class ClientsTab(QWidget):
                 top.setToolTip(1, loaded.error)
                 top.setForeground(1, QBrush(RED))
             elif stdio:
-                top.setText(1, f"{sum(e.wrapped for e in stdio)} of {len(stdio)} protected")
+                wrapped = sum(e.wrapped for e in stdio)
+                top.setText(1, f"{wrapped} of {len(stdio)} protected")
+                # Ticking a client protects all its servers; unticking gives them all back.
+                top.setData(0, ENTRY_ROLE, (config.path, None))
+                top.setFlags(top.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                top.setCheckState(0, Qt.CheckState.Checked if wrapped == len(stdio) else
+                                  Qt.CheckState.PartiallyChecked if wrapped else
+                                  Qt.CheckState.Unchecked)
+                top.setToolTip(0, f"Tick to protect every server in {config.path.name}")
             self.tree.addTopLevelItem(top)
             for entry in loaded.entries:
                 top.addChild(self._server_item(config, entry))
@@ -236,6 +244,13 @@ class ClientsTab(QWidget):
             item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
         return item
 
+    def client_item(self, client_id: str) -> QTreeWidgetItem | None:
+        """The row of a client's (first) config file."""
+        for i, loaded in enumerate(self.loaded):
+            if loaded.config.client.id == client_id:
+                return self.tree.topLevelItem(i)
+        return None
+
     def server_item(self, client_id: str, server: str) -> QTreeWidgetItem | None:
         """The row of one server (for tests and for jumping to it)."""
         for i in range(self.tree.topLevelItemCount()):
@@ -254,9 +269,9 @@ class ClientsTab(QWidget):
         if column != 0 or not key:
             return
         path, location = key
-        action: changes.Action = ("wrap" if item.checkState(0) == Qt.CheckState.Checked
-                                  else "unwrap")
-        self._propose(action, lambda c, e: c.path == path and e.location == location)
+        action: changes.Action = ("unwrap" if item.checkState(0) == Qt.CheckState.Unchecked
+                                  else "wrap")
+        self._propose(action, lambda c, e: c.path == path and location in (None, e.location))
 
     def protect_all(self) -> None:
         self._propose("wrap", changes.everything)
@@ -306,6 +321,8 @@ class ClientsTab(QWidget):
         lines += [f"Not written: {reason}" for _, reason in done.failed]
         if done.restart:
             lines.append("To pick up the change: " + "; ".join(done.restart) + ".")
+        elif done.written:
+            lines.append("The client picks up the change by itself.")
         self._say("\n".join(lines))
 
     def _say(self, text: str) -> None:

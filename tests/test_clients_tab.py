@@ -86,6 +86,29 @@ def test_a_toggle_previews_then_wraps_and_unwrapping_restores_the_file(
     assert (home / DESKTOP).read_bytes() == original
 
 
+def test_ticking_a_client_protects_all_its_servers(qtbot: QtBot, home: Path) -> None:
+    goose = home / LAYOUT["goose_config.yaml"]
+    original = goose.read_bytes()
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    toggle(tab, "claude-desktop", "github", True)
+    write(qtbot, tab)
+    client = tab.client_item("claude-desktop")
+    assert client is not None and client.checkState(0) == Qt.CheckState.PartiallyChecked
+
+    goose_row = tab.client_item("goose")
+    assert goose_row is not None and goose_row.text(1) == "0 of 3 protected"
+    goose_row.setCheckState(0, Qt.CheckState.Checked)
+    write(qtbot, tab)
+    assert servers(goose) == {"github": True, "fetch": True, "plain": True}
+    goose_row = tab.client_item("goose")
+    assert goose_row is not None and goose_row.text(1) == "3 of 3 protected"
+
+    goose_row.setCheckState(0, Qt.CheckState.Unchecked)
+    write(qtbot, tab)
+    assert goose.read_bytes() == original
+
+
 def test_cancelling_the_preview_writes_nothing_and_resets_the_toggle(
     qtbot: QtBot, home: Path
 ) -> None:
