@@ -83,9 +83,7 @@ def _added(path: Path) -> ConfigFile:
     return ConfigFile(CLIENTS["custom"], path, "added", _SUFFIX_FORMAT.get(path.suffix, "json"))
 
 
-def discover(
-    home: Path | None = None, projects: Iterable[Path] = (), include_missing: bool = False
-) -> list[ConfigFile]:
+def discover(home: Path | None = None, projects: Iterable[Path] = ()) -> list[ConfigFile]:
     """Every known config file: per-user ones, those of known projects (Claude Code's project
     list plus `projects`), and the ones added by path. HOME is read at call time."""
     home = Path.home() if home is None else home
@@ -102,7 +100,7 @@ def discover(
     out = []
     for config in found:
         key = config.path.absolute()
-        if key in seen or not (include_missing or config.path.is_file()):
+        if key in seen or not config.path.is_file():
             continue
         seen.add(key)
         out.append(config)
