@@ -6,6 +6,7 @@ Holds only the rows the view has scrolled to; the database stays the source of t
 from __future__ import annotations
 
 import sqlite3
+import threading
 from typing import Any
 
 from PySide6.QtCore import (
@@ -14,11 +15,13 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    Signal,
 )
 from PySide6.QtGui import QColor
 
 from app import history_query as hq
 from app.wording import clock
+from proxy.store import schema
 
 HEADERS = ("Time", "Server", "Tool", "Verdict", "Decided by", "Reason")
 _FIELDS = (1, 2, 3, 4, 5, 6)  # positions in history_query.COLUMNS
@@ -34,13 +37,25 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 class HistoryModel(QAbstractTableModel):
+    """Indexed filters load pages inline (a page costs about what reading one costs, whatever
+    the table size). Free text cannot use an index and may scan the whole log, so its pages
+    load on a worker thread with its own read-only connection while the window stays live."""
+
+    searching = Signal(bool)
+    _page_loaded = Signal(int, object)  # generation, rows (from the worker thread)
+
     def __init__(self, conn: sqlite3.Connection, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._conn = conn
+        self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
         self._rows: list[tuple[Any, ...]] = []
         self._filter = hq.HistoryFilter()
         self._exhausted = False
+        self._loading = False
+        self._generation = 0  # bumps on every new filter: late pages of an old one are dropped
         self._seen_id = 0
+        self._ceiling = 0
+        self._page_loaded.connect(self._append_page)
         self.set_filter(self._filter)
 
     # -- filtering and live updates -----------------------------------------------------------
@@ -49,13 +64,21 @@ class HistoryModel(QAbstractTableModel):
     def filter(self) -> hq.HistoryFilter:
         return self._filter
 
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
     def set_filter(self, filt: hq.HistoryFilter) -> None:
         self.beginResetModel()
+        self._generation += 1
         self._filter = filt
         self._seen_id = hq.max_id(self._conn)
-        self._rows = hq.page(self._conn, filt)
-        self._exhausted = len(self._rows) < hq.PAGE
+        self._ceiling = self._seen_id  # newer rows come through poll(), never through pages
+        self._rows = []
+        self._exhausted = False
+        self._set_loading(False)
         self.endResetModel()
+        self.fetchMore(QModelIndex())
 
     def poll(self) -> int:
         """Prepend rows written since the last look; how many arrived."""
@@ -122,16 +145,45 @@ class HistoryModel(QAbstractTableModel):
         return None
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and not self._exhausted
+        return not parent.isValid() and not self._exhausted and not self._loading
 
     def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
-        if parent.isValid() or self._exhausted:
+        if not self.canFetchMore(parent):
             return
         after = (self._rows[-1][1], self._rows[-1][0]) if self._rows else None
-        more = hq.page(self._conn, self._filter, after)
+        if not self._filter.text.strip():
+            self._append_page(self._generation, hq.page(self._conn, self._filter, after))
+            return
+        self._set_loading(True)
+        threading.Thread(
+            target=self._load_in_background,
+            args=(self._generation, self._filter, after),
+            daemon=True,
+        ).start()
+
+    def _load_in_background(
+        self, generation: int, filt: hq.HistoryFilter, after: tuple[float, int] | None
+    ) -> None:
+        conn = schema.connect(self._db_path, readonly=True)
+        try:
+            rows = hq.page(conn, filt, after)
+        finally:
+            conn.close()
+        self._page_loaded.emit(generation, rows)  # queued to the GUI thread
+
+    def _append_page(self, generation: int, more: list[tuple[Any, ...]]) -> None:
+        if generation != self._generation:
+            return
+        self._set_loading(False)
         self._exhausted = len(more) < hq.PAGE
+        more = [r for r in more if r[0] <= self._ceiling]
         if more:
             start = len(self._rows)
             self.beginInsertRows(QModelIndex(), start, start + len(more) - 1)
             self._rows.extend(more)
             self.endInsertRows()
+
+    def _set_loading(self, loading: bool) -> None:
+        if loading != self._loading:
+            self._loading = loading
+            self.searching.emit(loading)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
@@ -56,6 +57,8 @@ class HistoryTab(QWidget):
         self.text.setClearButtonEnabled(True)
         self.all_frames = QCheckBox("All frames")
         self.all_frames.setToolTip("Show every JSON-RPC frame, not only decisions")
+        self.searching = QLabel("Searching…")
+        self.searching.setVisible(False)
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the rows that match the filters as CSV or JSON")
 
@@ -80,6 +83,7 @@ class HistoryTab(QWidget):
         for widget in (self.server, self.tool, self.verdict, self.range):
             filters.addWidget(widget)
         filters.addWidget(self.text, 1)
+        filters.addWidget(self.searching)
         filters.addWidget(self.all_frames)
         filters.addWidget(self.export_button)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -98,6 +102,7 @@ class HistoryTab(QWidget):
             combo.currentTextChanged.connect(self._debounce.start)
         self.all_frames.toggled.connect(self.apply_filters)
         self.export_button.clicked.connect(self.export)
+        self.model.searching.connect(self.searching.setVisible)
         self.table.selectionModel().currentRowChanged.connect(self._show_detail)
         self._poll = QTimer(self, interval=POLL_MS)
         self._poll.timeout.connect(self.model.poll)

@@ -145,3 +145,18 @@ def test_tab_filters_live_rows_and_opens_a_hidden_event(qtbot: QtBot,
     qtbot.waitUntil(lambda: tab.model.index(0, 2).data() == "brand_new", timeout=5000)
     out = Path(conn.execute("PRAGMA database_list").fetchone()[2]).parent / "x.json"
     assert tab.export_to(str(out), as_json=True) == tab.model.rowCount()
+
+
+def test_free_text_search_loads_off_the_gui_thread(qtbot: QtBot,
+                                                   conn: sqlite3.Connection) -> None:
+    fill(conn, 600)
+    tab = HistoryTab(conn)
+    qtbot.addWidget(tab)
+    with qtbot.waitSignal(tab.model.searching, check_params_cb=lambda busy: busy is False,
+                          timeout=5000):
+        tab.text.setText("reason 59")  # reason 59, 590..599 (those with a verdict)
+    found = {tab.model.index(r, 5).data() for r in range(tab.model.rowCount())}
+    assert found and all(reason.startswith("reason 59") for reason in found)
+    expected = conn.execute("SELECT COUNT(*) FROM events WHERE verdict IS NOT NULL AND "
+                            "reason LIKE 'reason 59%'").fetchone()[0]
+    assert len(found) == expected
