@@ -260,6 +260,12 @@ def test_built_in_packs_and_user_policy_are_validated(gw_home: Path) -> None:
     code, report = doctor()
     line = finding(report, "policy")
     assert code == 2 and line["status"] == "FAIL" and f"{policy}:4" in line["summary"]
+    policy.write_text("servers:\n  fs:\n    pack: no-such-pack\n")
+    code, report = doctor()
+    line = finding(report, "policy")
+    assert code == 2 and line["status"] == "FAIL" and "fs -> no-such-pack" in line["summary"]
+    policy.write_text("servers:\n  fs:\n    pack: filesystem\n")
+    assert finding(doctor()[1], "policy")["status"] == "OK"
 
 
 @pytest.fixture

@@ -51,11 +51,10 @@ def check_policy() -> list[CheckResult]:
     if engine is None or packs is None:
         return [_not_available("policy", "decision engine (proxy.engine)")]
     results = []
+    names: set[str] | None = None
     try:
-        loaded = packs.load_packs()
-        results.append(
-            CheckResult("server-packs", Status.OK, f"{len(loaded)} server packs valid")
-        )
+        names = {p.name for p in packs.load_packs()}
+        results.append(CheckResult("server-packs", Status.OK, f"{len(names)} server packs valid"))
     except engine.PolicyError as exc:
         results.append(
             CheckResult("server-packs", Status.FAIL, str(exc), "fix the pack line named above")
@@ -65,10 +64,19 @@ def check_policy() -> list[CheckResult]:
         results.append(CheckResult("policy", Status.OK, f"no user policy ({user})"))
         return results
     try:
-        engine.load_policy(user)
+        doc = engine.load_policy(user)
     except engine.PolicyError as exc:
+        results.append(CheckResult("policy", Status.FAIL, str(exc), "fix the line named above"))
+        return results
+    # A proxy for that server would refuse to start: say so now, not at the next client start.
+    unknown = sorted(
+        f"{server} -> {rules.pack}" for server, rules in doc.servers.items()
+        if names is not None and rules.pack is not None and rules.pack not in names
+    )
+    if unknown:
         results.append(
-            CheckResult("policy", Status.FAIL, str(exc), "fix the line named above")
+            CheckResult("policy", Status.FAIL, f"{user}: unknown packs: {', '.join(unknown)}",
+                        "name a pack that `gatewatch packs` lists, or remove `pack:`")
         )
     else:
         results.append(CheckResult("policy", Status.OK, f"user policy {user} valid"))
