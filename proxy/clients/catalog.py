@@ -10,8 +10,6 @@ from pathlib import Path
 
 from proxy.clients.edits import Format
 
-Key = str | int
-
 
 @dataclass(frozen=True)
 class Shape:

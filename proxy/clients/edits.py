@@ -30,10 +30,6 @@ def render_string(fmt: Format, value: str) -> str:
     return json.dumps(value, ensure_ascii=fmt != "json")
 
 
-def render_list(fmt: Format, values: list[str]) -> str:
-    return "[" + ", ".join(render_string(fmt, v) for v in values) + "]"
-
-
 def _member_text(fmt: Format, key: str, value_text: str) -> str:
     if fmt == "json":
         return f"{json.dumps(key)}: {value_text}"
