@@ -1,0 +1,120 @@
+"""The app as a whole: wiring of tray state, pause, notifications; and real `gatewatch` launches."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app import socket_path, store
+from app.application import GatewatchApp
+from app.hub import Hub
+from app.tray_state import TrayState
+from proxy import paths
+from proxy.settings import Settings
+from proxy.store import schema
+from tests.support import GATEWATCH, child_env
+from tests.test_app_hub import RawProxy
+
+
+@pytest.fixture
+def gw(qtbot: QtBot, db_file: Path) -> Iterator[GatewatchApp]:
+    hub = Hub("test")
+    assert hub.listen()
+    app = GatewatchApp(schema.connect(db_file), hub, paths.settings_path(), Settings())
+    qtbot.addWidget(app.window)
+    qtbot.addWidget(app.popup)
+    yield app
+    hub.close()
+
+
+def test_tray_follows_proxies_questions_and_missed(gw: GatewatchApp, qtbot: QtBot) -> None:
+    assert gw.tray.state is TrayState.IDLE
+    proxy = RawProxy(qtbot)
+    qtbot.waitUntil(lambda: gw.tray.state is TrayState.RUNNING)
+    proxy.ask("s1-1")
+    proxy.ask("s1-2", destination="b@c.d")
+    qtbot.waitUntil(lambda: gw.tray.state is TrayState.PENDING)
+    assert "2 questions waiting" in gw.tray.icon.toolTip()
+    proxy.send({"type": "cancel", "ask_id": "s1-1", "reason": "timeout"},
+               {"type": "cancel", "ask_id": "s1-2", "reason": "cancelled"})
+    qtbot.waitUntil(lambda: gw.tray.state is TrayState.MISSED)
+    gw.window.bring_forward()  # looking at the window acknowledges it
+    assert gw.tray.state is TrayState.RUNNING
+
+
+def test_pause_all_reaches_running_and_new_proxies(gw: GatewatchApp, qtbot: QtBot,
+                                                   db_file: Path) -> None:
+    first = RawProxy(qtbot, "one", "gmail")
+    qtbot.waitUntil(lambda: len(gw.hub.proxies()) == 1)
+    gw.tray.pause_action.trigger()
+    assert first.wait_for(lambda m: m["type"] == "control")["action"] == "pause"
+    assert gw.tray.state is TrayState.PAUSED
+    assert gw.tray.pause_action.text() == "Resume all servers"
+    assert store.is_paused(sqlite3.connect(db_file), "never-seen-server")
+    late = RawProxy(qtbot, "two", "fs")
+    assert late.wait_for(lambda m: m["type"] == "control")["action"] == "pause"
+    gw.tray.pause_action.trigger()
+    first.wait_for(lambda m: m.get("action") == "resume")
+    assert gw.tray.state is TrayState.RUNNING
+
+
+def test_notices_are_rate_limited_and_open_history(gw: GatewatchApp, qtbot: QtBot) -> None:
+    event_id = int(gw.conn.execute(
+        "INSERT INTO events (ts, session_id, server, direction, kind, tool, verdict, reason, "
+        "trace_id) VALUES (?, 's1', 'gmail', 'c2s', 'request', 'send_email', 'deny', 'tainted', "
+        "'tr-9')", (time.time(),)).lastrowid or 0)
+    proxy = RawProxy(qtbot)
+    qtbot.waitUntil(lambda: len(gw.hub.proxies()) == 1)
+    notice = {"type": "notice", "session_id": "s1", "server": "gmail", "tool": "send_email",
+              "verdict": "deny", "reason": "tainted", "event_ts": time.time(), "trace_id": "tr-9"}
+    for _ in range(5):
+        proxy.send(notice)
+    qtbot.waitUntil(lambda: gw.notifier.limiter.suppressed == 2)
+    gw.tray.message_clicked.emit()  # the user clicks the notification
+    assert gw.window.tabs.currentWidget() is gw.window.history
+    row = gw.window.history.table.currentIndex().row()
+    assert gw.window.history.model.event_id(row) == event_id
+
+
+def _serving() -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(socket_path.server_name())
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def test_second_launch_wakes_the_first_and_quits(gw_home: Path) -> None:
+    env = child_env({"QT_QPA_PLATFORM": "offscreen"})
+    first = subprocess.Popen([*GATEWATCH], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not _serving():
+            assert first.poll() is None, first.stdout.read() if first.stdout else ""
+            assert time.monotonic() < deadline, "the app never served its socket"
+            time.sleep(0.05)
+        second = subprocess.run([*GATEWATCH], env=env, capture_output=True, text=True,
+                                timeout=60)
+        assert second.returncode == 0
+        assert "already running" in second.stderr
+        assert first.poll() is None  # the first one keeps serving
+        first.send_signal(signal.SIGTERM)
+        assert first.wait(30) == 0
+        assert not os.path.exists(socket_path.server_name())
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
