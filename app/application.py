@@ -47,6 +47,8 @@ class GatewatchApp(QObject):
         self.window.trust.changed.connect(self._reload_proxies)
         self.window.settings.saved.connect(self._settings_saved)
         self.notifier.open_event.connect(self.window.open_event)
+        self.notifier.open_window.connect(self.window.bring_forward)
+        self.asks.missed_question.connect(lambda q: self.notifier.missed(q.server, q.tool))
         self.tray.open_requested.connect(self.window.bring_forward)
         self.tray.pause_all_requested.connect(self.pause_all)
         self.tray.quit_requested.connect(self.quit)

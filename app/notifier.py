@@ -14,6 +14,7 @@ from app.tray import Tray
 
 class Notifier(QObject):
     open_event = Signal(int)  # events.id the last notification was about
+    open_window = Signal()  # the notification was not about one event
 
     def __init__(self, tray: Tray, conn: sqlite3.Connection, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -38,6 +39,16 @@ class Notifier(QObject):
         self.tray.notify(title, text, critical=verdict == "block")
         return True
 
+    def missed(self, server: str, tool: str) -> bool:
+        """A question timed out unanswered: say so once, calmly (the call was denied)."""
+        if not self.limiter.allow():
+            return False
+        self.last = None
+        self.tray.notify(f"Gatewatch denied {tool} on {server}",
+                         "Nobody answered in time, so the call was denied. "
+                         "The client may ask again.")
+        return True
+
     def event_id_of(self, msg: dict[str, Any]) -> int | None:
         trace = msg.get("trace_id")
         if isinstance(trace, str) and trace:
@@ -55,7 +66,8 @@ class Notifier(QObject):
         return None
 
     def _clicked(self) -> None:
-        if self.last is not None:
-            event_id = self.event_id_of(self.last)
-            if event_id is not None:
-                self.open_event.emit(event_id)
+        event_id = self.event_id_of(self.last) if self.last is not None else None
+        if event_id is not None:
+            self.open_event.emit(event_id)
+        else:
+            self.open_window.emit()

@@ -107,12 +107,22 @@ def explain_event(ev: dict[str, Any]) -> str:
                 f"Tainted value: {taint.get('value')} — first seen in "
                 f"{taint.get('tool') or '?'} on {taint.get('server') or '?'} at {seen}"
             )
+        for dest in detail.get("destinations") or []:
+            if isinstance(dest, dict):
+                lines.append(f"Destination {dest.get('param')}={dest.get('destination')}: "
+                             f"{dest.get('verdict')} — {dest.get('why')}")
+        excerpts = detail.get("excerpts")
+        if isinstance(excerpts, dict):
+            lines += [f"Matched {rule}: {text!r}" for rule, text in excerpts.items()]
+        if isinstance(detail.get("score"), (int, float)):
+            lines.append(f"Injection score: {detail['score']}")
         grant = detail.get("grant")
         if grant:
             lines.append(f"Grant: {grant}")
         if detail.get("diff"):
             lines.append("Tool change:\n" + str(detail["diff"]))
-        shown = {"rule_ids", "rules", "taint", "origin", "grant", "diff"}
+        shown = {"rule_ids", "rules", "taint", "origin", "grant", "diff", "destinations",
+                 "excerpts", "score"}
         rest = {k: v for k, v in detail.items() if k not in shown}
         if rest:
             lines.append("Detail: " + json.dumps(rest, ensure_ascii=False, indent=2))

@@ -95,8 +95,10 @@ def test_free_text_with_quotes_and_wildcards_is_literal(conn: sqlite3.Connection
 
 
 def test_detail_explains_the_verdict(conn: sqlite3.Connection) -> None:
-    detail = {"rule_ids": ["exfil.email"], "taint": {"value": "new@random.com",
-              "server": "gmail", "tool": "read_inbox", "ts": 100.0}}
+    detail = {"rules": ["exfil.email"], "origin": {"value": "new@random.com",
+              "server": "gmail", "tool": "read_inbox", "ts": 100.0},
+              "destinations": [{"param": "to", "destination": "new@random.com",
+                                "verdict": "deny", "why": "was seen in untrusted output"}]}
     event_id = add_event(conn, 200.0, verdict="deny", contract="sink_gate",
                          reason="destination seen in untrusted output", decided_by="rules",
                          detail=json.dumps(detail), payload='{"to": "new@random.com"}',
@@ -108,6 +110,7 @@ def test_detail_explains_the_verdict(conn: sqlite3.Connection) -> None:
     assert "Contract: sink_gate" in text
     assert "Rules: exfil.email" in text
     assert "Tainted value: new@random.com — first seen in read_inbox on gmail" in text
+    assert "Destination to=new@random.com: deny — was seen in untrusted output" in text
     assert '{"to": "new@random.com"}' in text
     assert hq.find_by_trace(conn, "t-1") == event_id
 
