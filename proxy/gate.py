@@ -7,6 +7,7 @@ into the safe answer (deny a call, block a result): fail closed.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -63,12 +64,30 @@ def _complain(what: str) -> None:
 
 
 class Gate:
+    """Components may arrive after the relay starts (they load off the start path); until
+    `ready()`, intercepted frames wait on `wait_ready()`. A component that failed to load (a
+    malformed policy or pack) leaves the gate `broken`: every call is denied with the reason."""
+
     def __init__(self, engine: Any = None, detector: Any = None) -> None:
         self.engine = engine
         self.detector = detector
         self.paused = False
+        self.broken: str | None = None
+        self._ready = asyncio.Event()
+        if engine is not None or detector is not None:
+            self._ready.set()
+
+    def ready(self, engine: Any = None, detector: Any = None, *, broken: str | None = None) -> None:
+        self.engine, self.detector, self.broken = engine, detector, broken
+        self._ready.set()
+
+    async def wait_ready(self) -> None:
+        if not self._ready.is_set():
+            await self._ready.wait()
 
     def decide(self, tool: str, arguments: dict[str, Any]) -> Verdict:
+        if self.broken is not None:
+            return Verdict("deny", "config", self.broken)
         if self.paused:
             return Verdict("deny", "paused", "server paused in Gatewatch")
         if self.engine is None:

@@ -211,6 +211,7 @@ class Relay:
     async def _call(
         self, msg: dict[str, Any], data: bytes, params: dict[str, Any], event: AuditEvent
     ) -> bool:
+        await self.gate.wait_ready()
         tool = params.get("name")
         tool = tool if isinstance(tool, str) else ""
         arguments = params.get("arguments")
@@ -332,6 +333,7 @@ class Relay:
         """Batches (2025-03-26) are audited per member; a denied member is answered by us."""
         forward: list[Any] = []
         answers: list[Any] = []
+        await self.gate.wait_ready()
         for member in batch:
             size = len(jsonrpc.dumps(member))
             if kind_of(member) == "request" and member.get("method") == "tools/call":
@@ -470,6 +472,8 @@ class Relay:
                 event.latency_ms = (time.perf_counter() - pending.t0) * 1000
                 result = msg.get("result")
                 if kind == "response" and isinstance(result, dict):
+                    if pending.method != "initialize":
+                        await self.gate.wait_ready()
                     replacement = self._on_result(pending, rpc_id, result, event)
         elif kind == "notification" and msg.get("method") == "notifications/tools/list_changed":
             self.gate.tools_changed()

@@ -12,9 +12,11 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from proxy import jsonrpc, upstream
 from proxy.audit import AuditEvent, AuditWriter
@@ -102,6 +104,7 @@ async def run_proxy(opts: RunOptions) -> int:
         max_parse=opts.max_parse,
     )
     relay.on_session_change = lambda: _client_changed(audit, session)
+    loading = asyncio.create_task(_load_components(relay.gate, opts, session, audit))
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -147,9 +150,11 @@ async def run_proxy(opts: RunOptions) -> int:
             await asyncio.wait_for(s2c, DRAIN_WAIT)
         except (TimeoutError, Exception):
             s2c.cancel()
-    for task in (c2s, stopper, gone, *relay.held.values()):
+    for task in (c2s, stopper, gone, loading, *relay.held.values()):
         task.cancel()
-    await asyncio.gather(c2s, stopper, gone, *relay.held.values(), return_exceptions=True)
+    await asyncio.gather(
+        c2s, stopper, gone, loading, *relay.held.values(), return_exceptions=True
+    )
 
     if health is not None:
         health.close()
@@ -157,6 +162,38 @@ async def run_proxy(opts: RunOptions) -> int:
     audit.execute(END_SESSION, (time.time(), code, reason, session.id))
     await audit.close()
     return code
+
+
+async def _load_components(
+    gate: Gate, opts: RunOptions, session: Session, audit: AuditWriter
+) -> None:
+    from proxy.components import ComponentError, load_components
+
+    loop = asyncio.get_running_loop()
+
+    def write(sql: str, params: tuple[Any, ...]) -> None:
+        # The engine writes from the event loop; during loading it runs in a worker thread.
+        if threading.current_thread() is threading.main_thread():
+            audit.execute(sql, params)
+        else:
+            loop.call_soon_threadsafe(audit.execute, sql, params)
+
+    try:
+        engine, detector = await asyncio.to_thread(
+            load_components, session.server, session.id, opts.db_path, opts.policy_path, write
+        )
+    except ComponentError as exc:
+        message = f"configuration error: {exc}"
+    except Exception as exc:  # fail closed on anything unexpected, and say so
+        message = f"could not load the decision engine: {exc!r}"
+    else:
+        gate.ready(engine, detector)
+        return
+    print(f"gatewatch: {message}. Every tool call is denied until this is fixed.", file=sys.stderr)
+    gate.ready(broken=f"Gatewatch {message}")
+    await audit.put_wait(
+        AuditEvent("gw", "lifecycle", verdict="deny", contract="config", reason=message)
+    )
 
 
 def _client_changed(audit: AuditWriter, session: Session) -> None:

@@ -1,0 +1,64 @@
+"""Build the proxy's decision components (engine, detector) from packs, policy and settings.
+
+Runs in a worker thread after the upstream has been spawned, so loading YAML and compiling rules
+overlaps the upstream's own start-up instead of delaying the client's first frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class ComponentError(RuntimeError):
+    """A policy, pack or setting is malformed; the message names file, line and reason."""
+
+
+def load_components(
+    server: str,
+    session_id: str,
+    db_path: Path,
+    policy_path: Path | None,
+    write: Callable[[str, tuple[Any, ...]], None],
+) -> tuple[Any, Any]:
+    from proxy.engine import Engine, PolicyError
+    from proxy.settings import SettingsError, load_settings
+    from proxy.store.schema import connect
+
+    # TEMPORARY while the detector package is being written: run without it.
+    try:
+        from proxy.detector import DetectorConfig, PackError, load_detector
+    except ImportError:
+        load_detector = None  # type: ignore[assignment]
+
+        class PackError(Exception):  # type: ignore[no-redef]
+            pass
+
+    try:
+        settings = load_settings()
+        detector = (
+            load_detector(DetectorConfig(enabled=True))
+            if settings.detector and load_detector is not None
+            else None
+        )
+        scanner = _text_scanner(detector) if detector is not None else None
+        engine = Engine.create(
+            server,
+            session_id,
+            connect(db_path),
+            policy_path=policy_path,
+            write=write,
+            text_scanner=scanner,
+        )
+    except (PolicyError, PackError, SettingsError) as exc:
+        raise ComponentError(str(exc)) from exc
+    return engine, detector
+
+
+def _text_scanner(detector: Any) -> Callable[[str], tuple[bool, list[str], str]]:
+    def scan(text: str) -> tuple[bool, list[str], str]:
+        inspection = detector.scan_text(text)
+        return inspection.verdict == "block", list(inspection.rules), inspection.reason
+
+    return scan
