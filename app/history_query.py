@@ -88,6 +88,19 @@ def newer(conn: sqlite3.Connection, filt: HistoryFilter, after_id: int) -> list[
     return [tuple(r) for r in conn.execute(sql, [after_id, *params, NEWER_LIMIT])]
 
 
+def distinct_values(conn: sqlite3.Connection, column: str, limit: int = 500) -> list[str]:
+    """Distinct servers or tools for the filter menus: one index seek per value (a skip scan),
+    not a walk over every row."""
+    if column not in ("server", "tool"):
+        raise ValueError(f"no index to list distinct {column!r}")
+    sql = (
+        f"WITH RECURSIVE v(x) AS (SELECT MIN({column}) FROM events "
+        f"UNION ALL SELECT (SELECT MIN({column}) FROM events WHERE {column} > v.x) FROM v "
+        "WHERE v.x IS NOT NULL) SELECT x FROM v WHERE x IS NOT NULL LIMIT ?"
+    )
+    return [row[0] for row in conn.execute(sql, (limit,))]
+
+
 def max_id(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT MAX(id) FROM events").fetchone()
     return int(row[0] or 0)

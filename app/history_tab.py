@@ -118,17 +118,13 @@ class HistoryTab(QWidget):
         return combo
 
     def refresh_choices(self) -> None:
-        """Offer the servers and tools the log knows (DISTINCT walks an index: cheap)."""
+        """Offer the servers and tools the log knows."""
         for combo, column in ((self.server, "server"), (self.tool, "tool")):
             current = combo.currentText()
             combo.blockSignals(True)
             combo.clear()
             combo.addItem(ANY)
-            values = self.conn.execute(
-                f"SELECT DISTINCT {column} FROM events WHERE {column} IS NOT NULL "
-                f"ORDER BY {column} LIMIT 500"
-            ).fetchall()
-            combo.addItems([v[0] for v in values])
+            combo.addItems(hq.distinct_values(self.conn, column))
             combo.setCurrentText(current or ANY)
             combo.blockSignals(False)
 

@@ -11,6 +11,7 @@ the query costs what reading one page costs, whatever the table size.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -22,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import history_query as hq  # noqa: E402
-from proxy.store import schema  # noqa: E402
+from app import history_query as hq
+from proxy.store import schema
 
 
 def fill(path: Path, rows: int) -> None:
@@ -38,7 +39,7 @@ def fill(path: Path, rows: int) -> None:
     for i in range(rows):
         batch.append((t0 + i, "s", rnd.choice(servers), "c2s", "request", "tools/call",
                       rnd.choice(tools), rnd.choice(verdicts), f"reason {i % 977}",
-                      '{"arguments": {"to": "user%d@example.com"}}' % (i % 5000)))
+                      json.dumps({"arguments": {"to": f"user{i % 5000}@example.com"}})))
         if len(batch) == 10_000:
             conn.executemany(
                 "INSERT INTO events (ts, session_id, server, direction, kind, method, tool, "
@@ -89,9 +90,7 @@ def main() -> int:
                                                                        verdict="deny")),
             "free text (common)": lambda: hq.page(conn, hq.HistoryFilter(text="user42@")),
             "live poll, nothing new": lambda: hq.max_id(conn),
-            "distinct tools (filter menu)": lambda: conn.execute(
-                "SELECT DISTINCT tool FROM events WHERE tool IS NOT NULL ORDER BY tool LIMIT 500"
-            ).fetchall(),
+            "distinct tools (filter menu)": lambda: hq.distinct_values(conn, "tool"),
         }
         print(f"baseline page: {baseline * 1000:.2f} ms")
         print(f"{'query':<32} {'ratio':>8}")

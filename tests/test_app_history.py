@@ -163,3 +163,12 @@ def test_free_text_search_loads_off_the_gui_thread(qtbot: QtBot,
     expected = conn.execute("SELECT COUNT(*) FROM events WHERE verdict IS NOT NULL AND "
                             "reason LIKE 'reason 59%'").fetchone()[0]
     assert len(found) == expected
+
+
+def test_filter_menus_list_each_server_and_tool_once(conn: sqlite3.Connection) -> None:
+    fill(conn, 60)
+    add_event(conn, 1.0, tool=None, method="initialize")
+    assert hq.distinct_values(conn, "server") == ["fs", "gmail", "slack"]
+    assert hq.distinct_values(conn, "tool") == ["post", "read_file", "send_email"]
+    with pytest.raises(ValueError):
+        hq.distinct_values(conn, "payload")

@@ -1,0 +1,145 @@
+"""The tray app's hub and popup against real `gatewatch run` proxies asking real questions.
+
+An mcp SDK client (on its own thread and event loop) calls send_email through `gatewatch run`
+wrapping tests/upstreams/mail_server.py; the sink gate asks; the question reaches this process's
+hub over the real socket; the popup answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.ask_controller import AskController
+from app.hub import Hub
+from app.popup import GUARD_MS, ApprovalPopup
+from tests.support import GATEWATCH, ROOT, child_env, upstream
+
+pytestmark = pytest.mark.e2e
+
+
+def _run_wires_the_app() -> bool:
+    # Until `gatewatch run` connects its ask chain to the local socket there is nobody to ask.
+    sources = [ROOT / "proxy" / name for name in ("runner.py", "relay.py", "gate.py")]
+    return any("AppLink" in p.read_text() for p in sources if p.exists())
+
+
+needs_wiring = pytest.mark.skipif(not _run_wires_the_app(),
+                                  reason="gatewatch run does not reach the app yet")
+
+
+@pytest.fixture(autouse=True)
+def ask_the_app(gw_home: Path) -> None:
+    (gw_home / "config").mkdir(exist_ok=True)
+    (gw_home / "config" / "settings.yaml").write_text("detector: false\nask_via: app\n")
+
+
+@pytest.fixture
+def asking(qtbot: QtBot) -> Iterator[AskController]:
+    hub = Hub("test")
+    assert hub.listen()
+    popup = ApprovalPopup()
+    qtbot.addWidget(popup)
+    yield AskController(hub, popup, lambda: 60.0)
+    hub.close()
+
+
+class ClientThread(threading.Thread):
+    """Runs one MCP session in the background: list tools, then the given calls in order."""
+
+    def __init__(self, outbox: Path, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        super().__init__(daemon=True)
+        self.outbox = outbox
+        self.calls = calls
+        self.results: list[tuple[bool, str]] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._session())
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+
+    async def _session(self) -> None:
+        from mcp import Client, StdioServerParameters
+
+        argv = [*GATEWATCH, "run", "--name", "mail", "--", *upstream("mail_server")]
+        params = StdioServerParameters(command=argv[0], args=argv[1:],
+                                       env=child_env({"MAIL_OUTBOX": str(self.outbox)}))
+        async with Client(params, mode="legacy") as client:
+            await client.list_tools()
+            for tool, args in self.calls:
+                result = await client.call_tool(tool, args)
+                text = "".join(getattr(block, "text", "") for block in result.content)
+                self.results.append((bool(result.is_error), text))
+
+
+def sent(outbox: Path) -> list[dict[str, Any]]:
+    if not outbox.exists():
+        return []
+    return [json.loads(line) for line in outbox.read_text().splitlines() if line]
+
+
+@needs_wiring
+def test_allow_in_the_popup_lets_the_real_call_through(
+    asking: AskController, qtbot: QtBot, tmp_path: Path
+) -> None:
+    outbox = tmp_path / "outbox.jsonl"
+    client = ClientThread(outbox, [
+        ("send_email", {"to": "new@random.com", "subject": "Hi", "body": "Hello"}),
+        ("send_email", {"to": "new@random.com", "subject": "Again", "body": "Hello"}),
+    ])
+    client.start()
+    popup = asking.popup
+    qtbot.waitUntil(popup.isVisible, timeout=60000)
+    assert popup.headline.text() == "send_email on mail wants to send to new@random.com"
+    popup.remember_session.setChecked(True)
+    qtbot.waitUntil(popup.allow_button.isEnabled, timeout=GUARD_MS * 4)
+    popup.allow_button.click()
+    client.join(60)
+    assert client.error is None, client.error
+    # The second call is covered by the session grant: no second question.
+    assert [r[0] for r in client.results] == [False, False]
+    assert [m["subject"] for m in sent(outbox)] == ["Hi", "Again"]
+
+
+@needs_wiring
+def test_escape_in_the_popup_denies_and_nothing_is_sent(
+    asking: AskController, qtbot: QtBot, tmp_path: Path
+) -> None:
+    outbox = tmp_path / "outbox.jsonl"
+    client = ClientThread(outbox, [("send_email", {"to": "x@evil.example", "subject": "S",
+                                                   "body": "B"})])
+    client.start()
+    qtbot.waitUntil(asking.popup.isVisible, timeout=60000)
+    qtbot.keyClick(asking.popup, "\x1b")  # Escape
+    client.join(60)
+    assert client.error is None, client.error
+    assert client.results and client.results[0][0] is True
+    assert sent(outbox) == []
+
+
+@needs_wiring
+def test_a_proxy_that_exits_takes_its_question_away(
+    asking: AskController, qtbot: QtBot, tmp_path: Path
+) -> None:
+    client = ClientThread(tmp_path / "outbox.jsonl",
+                          [("send_email", {"to": "q@random.com", "subject": "S", "body": "B"})])
+    client.start()
+    qtbot.waitUntil(asking.popup.isVisible, timeout=60000)
+    proxies = asking.hub.proxies()
+    assert len(proxies) == 1 and proxies[0].pid
+    import os
+    import signal
+
+    os.kill(proxies[0].pid, signal.SIGTERM)
+    qtbot.waitUntil(lambda: not asking.popup.isVisible(), timeout=30000)
+    assert len(asking.queue) == 0
+    client.join(60)
