@@ -154,7 +154,11 @@ class Engine:
 
     def tools_changed(self) -> None:
         self._stale = True
-        self._tofu = False  # only the very first listing of a server is trusted unseen
+        # Only the very first listing of a server is trusted unseen. Some servers (the reference
+        # "everything" server) announce a change before they were ever listed: that one does not
+        # end the first listing's trust.
+        if self._listed is not None:
+            self._tofu = False
 
     def result_seen(self, tool: str, result: dict[str, Any]) -> None:
         if self._policy(tool).output_trusted:
@@ -317,12 +321,21 @@ class Engine:
 
     # -- the sink gate --------------------------------------------------------------------
 
-    def _sink_values(self, policy: ToolPolicy, args: dict[str, Any]) -> tuple[
+    def _sink_values(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> tuple[
         list[tuple[str, str]], bool
     ]:
         """(param, value) pairs to gate, and whether the fail-closed sweep was used."""
         declared = [p for p in policy.sink_params if _present(_dig(args, p))]
         if not declared:
+            if self._schema_declares(tool, policy.sink_params):
+                # The server knows the sink parameter and the call simply left it out (e.g. an
+                # update that keeps the recipient): only destination-shaped values count.
+                shaped = [(path, leaf) for path, leaf in _leaves(args, "")
+                          if destination_kind(leaf) is not None
+                          or heuristics.is_sink_name(path.split(".")[0].split("[")[0])]
+                return shaped, True
+            # Declared sinks unknown to the server's schema: a mismatch, so every argument is
+            # a destination (fail closed).
             return list(_leaves(args, "")), True
         out = [pair for p in declared for pair in _leaves(_dig(args, p), p)]
         tops = {p.split(".", 1)[0] for p in declared}
@@ -336,8 +349,14 @@ class Engine:
                     out.append((path, leaf))
         return out, False
 
+    def _schema_declares(self, tool: str, params: tuple[str, ...]) -> bool:
+        known = self._tool_definition(tool)
+        schema = known.get("inputSchema") if known is not None else None
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return isinstance(props, dict) and any(p.split(".")[0] in props for p in params)
+
     def _sink_gate(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision:
-        values, swept = self._sink_values(policy, args)
+        values, swept = self._sink_values(tool, policy, args)
         checked: list[dict[str, Any]] = []
         worst: tuple[int, str, str, str, dict[str, Any] | None] | None = None
         for param, raw in values:
