@@ -93,6 +93,25 @@ def test_two_entries_with_the_same_name_and_token_get_their_own_keyring_names(
         secrets.resolve_env_refs({"T": refs[""]})
 
 
+def test_the_same_server_in_two_files_gets_two_keyring_names(
+    tmp_path: Path, test_keyring: Path
+) -> None:
+    loaded = []
+    for name in ("a", "b"):
+        path = tmp_path / name / ".mcp.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"mcpServers": {"github": {
+            "command": "npx", "args": ["gh"], "env": {"GH_TOKEN": f"ghp_{name * 36}"}}}}))
+        loaded.append(discovery.load(
+            discovery.ConfigFile(CLIENTS["claude-code"], path, "project", "json")))
+    changes.apply(changes.make_plan("wrap", loaded, secrets_to_keyring=True, exe=EXE))
+    for name, suffix in (("a", ""), ("b", "#2")):
+        path = tmp_path / name / ".mcp.json"
+        ref = json.loads(path.read_text())["mcpServers"]["github"]["env"]["GH_TOKEN"]
+        assert ref == f"gatewatch-keyring:claude-code/github/GH_TOKEN{suffix}"
+        assert secrets.resolve_env_refs({"T": ref}) == {"T": f"ghp_{name * 36}"}
+
+
 def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring: Path) -> None:
     keyring.set_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN", "old")
     config = desktop_config(tmp_path)

@@ -101,6 +101,7 @@ def make_plan(
             if problem:
                 plan.notes.append(problem)
                 secrets_to_keyring = False
+    names: dict[str, str] = {}  # keyring names taken by this plan, across all its files
     for loaded in configs:
         picked = [e for e in loaded.entries if chosen(loaded.config, e)]
         if loaded.error:
@@ -110,7 +111,8 @@ def make_plan(
         if not picked or loaded.doc is None:
             continue
         try:
-            change = _plan_file(action, loaded, picked, plan, secrets_to_keyring, exe or "")
+            change = _plan_file(action, loaded, picked, plan,
+                                secrets_to_keyring, exe or "", names)
         except (EditError, secrets.KeyringError) as exc:
             plan.skipped.append(Skipped(loaded.config, "*", str(exc)))
             continue
@@ -120,12 +122,11 @@ def make_plan(
 
 
 def _plan_file(action: Action, loaded: LoadedConfig, picked: list[ServerEntry], plan: Plan,
-               to_keyring: bool, exe: str) -> FileChange:
+               to_keyring: bool, exe: str, names: dict[str, str]) -> FileChange:
     assert loaded.doc is not None
     config = loaded.config
     editor = Editor(loaded.doc)
     change = FileChange(config, loaded.doc.text, loaded.doc.text, loaded.fingerprint)
-    planned_names: dict[str, str] = {}
     for entry in picked:
         if entry.transport is not Transport.STDIO:
             plan.skipped.append(Skipped(config, entry.name, entry.skip_reason or "not stdio"))
@@ -136,7 +137,7 @@ def _plan_file(action: Action, loaded: LoadedConfig, picked: list[ServerEntry], 
                 for var, value in entry.env.items():
                     if secrets.looks_secret(var, value):
                         username = _free_username(config.client.id, entry.name, var, value,
-                                                  planned_names)
+                                                  names)
                         editor.set_env(entry, var, secrets.ref_for(username))
                         change.to_store.append((username, value))
                         change.secrets_shown.append(value)
