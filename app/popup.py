@@ -199,7 +199,8 @@ class ApprovalPopup(QDialog):
             self.show()
         self.raise_()
         self.activateWindow()
-        self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        # Keys typed for another window land on a harmless control: Space only shows arguments.
+        self.details_toggle.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def close_quietly(self) -> None:
         """Hide without answering (the queue is empty or the question went away)."""
@@ -241,7 +242,7 @@ class ApprovalPopup(QDialog):
         super().closeEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        # Enter must never approve: only Escape has a meaning of its own here.
+        # Enter must never answer by accident: only Escape (deny) has a meaning of its own here.
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not self.deny_button.hasFocus():
             event.accept()
             return
