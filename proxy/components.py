@@ -22,26 +22,14 @@ def load_components(
     policy_path: Path | None,
     write: Callable[[str, tuple[Any, ...]], None],
 ) -> tuple[Any, Any]:
+    from proxy.detector import DetectorConfig, PackError, load_detector
     from proxy.engine import Engine, PolicyError
     from proxy.settings import SettingsError, load_settings
     from proxy.store.schema import connect
 
-    # TEMPORARY while the detector package is being written: run without it.
-    try:
-        from proxy.detector import DetectorConfig, PackError, load_detector
-    except ImportError:
-        load_detector = None  # type: ignore[assignment]
-
-        class PackError(Exception):  # type: ignore[no-redef]
-            pass
-
     try:
         settings = load_settings()
-        detector = (
-            load_detector(DetectorConfig(enabled=True))
-            if settings.detector and load_detector is not None
-            else None
-        )
+        detector = load_detector(DetectorConfig(db_path=db_path)) if settings.detector else None
         scanner = _text_scanner(detector) if detector is not None else None
         engine = Engine.create(
             server,

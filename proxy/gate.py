@@ -120,11 +120,14 @@ class Gate:
             except Exception:
                 _complain("taint tracking")
 
-    def inspect(self, method: str, result: dict[str, Any]) -> ResultCheck:
+    async def inspect(self, method: str, result: dict[str, Any]) -> ResultCheck:
         if self.detector is None:
             return PASS
         try:
-            r = self.detector.inspect_result(method, result)
+            if getattr(self.detector, "classifier", None) is not None:
+                r = await self.detector.inspect_result_async(method, result)
+            else:
+                r = self.detector.inspect_result(method, result)
         except Exception:
             _complain("the injection detector")
             return ResultCheck("block", "Gatewatch could not inspect this result")

@@ -474,7 +474,7 @@ class Relay:
                 if kind == "response" and isinstance(result, dict):
                     if pending.method != "initialize":
                         await self.gate.wait_ready()
-                    replacement = self._on_result(pending, rpc_id, result, event)
+                    replacement = await self._on_result(pending, rpc_id, result, event)
         elif kind == "notification" and msg.get("method") == "notifications/tools/list_changed":
             self.gate.tools_changed()
         await self.record(event)
@@ -496,7 +496,7 @@ class Relay:
             )
         return replacement
 
-    def _on_result(
+    async def _on_result(
         self, pending: Pending, rpc_id: Any, result: dict[str, Any], event: AuditEvent
     ) -> dict[str, Any] | None:
         method = pending.method
@@ -514,7 +514,7 @@ class Relay:
             return None
         if method == "tools/call" and pending.tool is not None:
             self.gate.result_seen(pending.tool, result)
-        check = self.gate.inspect(method, result)
+        check = await self.gate.inspect(method, result)
         if check.verdict == "pass" and not check.notes:
             return None
         event.verdict = check.verdict
