@@ -187,7 +187,17 @@ async def test_check_verdict_follows_the_sink_gate(mode: str) -> None:
         assert harmless["verdict"] == "allow"
         broken = await call_error(client, "check_verdict", {
             **send, "arguments": {}, "policy_yaml": "servers:\n  gmail:\n    bogus: 1\n"})
-        assert "line 3" in broken and "bogus" in broken
+        assert "policy_yaml line 3" in broken and "bogus" in broken
+
+
+async def test_check_verdict_names_a_broken_installed_policy(gw_home: Path) -> None:
+    policy = gw_home / "config" / "policy.yaml"
+    policy.parent.mkdir()
+    policy.write_text("servers:\n  gmail: [not, a, mapping]\n")
+    async with serve("auto") as client:
+        error = await call_error(client, "check_verdict", {
+            "server": "gmail", "tool": "send_email", "arguments": {"to": "a@b.example"}})
+    assert f"{policy}:2" in error
 
 
 async def test_check_verdict_never_writes_the_audit_log(gw_home: Path) -> None:

@@ -46,19 +46,21 @@ def check_verdict(
 
     with tempfile.TemporaryDirectory(prefix="gatewatch-check-") as tmp:
         db = connect(Path(tmp) / "scratch.db")
+        draft = Path(tmp) / "policy.yaml"
         try:
             if policy_yaml is None:
                 engine = engine_mod.Engine.create(server, SESSION, db, text_scanner=_scanner())
             else:
                 # A draft policy stands in for the installed one (packs still apply).
-                draft = Path(tmp) / "policy.yaml"
                 draft.write_text(policy_yaml, encoding="utf-8")
                 engine = engine_mod.Engine(
                     server, SESSION, db, packs_mod.load_packs(), [engine_mod.load_policy(draft)],
                     text_scanner=_scanner(), policy_paths=(draft,),
                 )
         except engine_mod.PolicyError as exc:
-            raise ValueError(f"policy error at line {exc.line}: {exc.reason}") from exc
+            if policy_yaml is None or exc.path != draft:
+                raise ValueError(str(exc)) from exc  # an installed file: name it
+            raise ValueError(f"policy_yaml line {exc.line}: {exc.reason}") from exc
         # The tool as a server would list it; the first listing is approved on first use, so
         # pinning does not mask the contracts being asked about.
         engine.tools_listed([{
