@@ -123,6 +123,16 @@ def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring:
         "gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN") == "old"
 
 
+def test_a_stale_file_leaves_no_secret_behind(tmp_path: Path, test_keyring: Path) -> None:
+    config = desktop_config(tmp_path)
+    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, exe=EXE)
+    config.path.write_text(config.path.read_text() + "\n")
+    done = changes.apply(plan)
+    assert done.failed and not done.written
+    assert keyring.get_password(
+        "gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN") is None
+
+
 def test_a_dangling_reference_keeps_the_server_wrapped(
     tmp_path: Path, test_keyring: Path
 ) -> None:

@@ -17,7 +17,7 @@ from proxy.clients.discovery import ConfigFile, LoadedConfig, discover, load
 from proxy.clients.edits import EditError
 from proxy.clients.entries import ServerEntry, Transport
 from proxy.clients.executable import gatewatch_executable
-from proxy.clients.files import StaleFileError, backup, replace_if_unchanged
+from proxy.clients.files import StaleFileError, backup, check_unchanged, replace_if_unchanged
 from proxy.clients.wrapping import Editor
 
 Action = Literal["wrap", "unwrap"]
@@ -184,14 +184,17 @@ def apply(plan: Plan) -> Applied:
     done = Applied()
     for change in plan.changes:
         path = change.config.path
+        stored: list[str] = []
         try:
-            if not path.is_file():
-                raise StaleFileError(f"{path} no longer exists; nothing was written")
+            check_unchanged(path, change.fingerprint)
             for username, secret in change.to_store:
                 secrets.store(username, secret)
+                stored.append(username)
             copy = backup(path, change.config.client.id)
             replace_if_unchanged(path, change.after, change.fingerprint)
         except (OSError, StaleFileError, secrets.KeyringError) as exc:
+            for username in stored:  # nothing refers to them
+                secrets.forget(username)
             done.failed.append((path, str(exc)))
             continue
         for username, _ in change.to_forget:

@@ -46,15 +46,24 @@ def backup(path: Path, client: str) -> Path:
     return target
 
 
+def check_unchanged(path: Path, expected: str) -> None:
+    """Raise StaleFileError unless the file's bytes still match the preview's fingerprint."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StaleFileError(f"{path} no longer exists; nothing was written") from None
+    if fingerprint(data) != expected:
+        raise StaleFileError(
+            f"{path} changed since the preview (the client may have rewritten it); "
+            "nothing was written: look at the preview again")
+
+
 def replace_if_unchanged(path: Path, text: str, expected: str) -> None:
     """Write text to path atomically (temp file + rename, same mode), unless the file's bytes
     no longer match the fingerprint taken at the preview. A symlinked config (dotfiles) stays
     a symlink: its target is what gets replaced."""
     path = path.resolve()
-    if fingerprint(path.read_bytes()) != expected:
-        raise StaleFileError(
-            f"{path} changed since the preview (the client may have rewritten it); "
-            "nothing was written: look at the preview again")
+    check_unchanged(path, expected)
     mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".gatewatch", dir=path.parent)
     try:
