@@ -155,8 +155,14 @@ def _tld_ok(host: str) -> bool:
     return name.rsplit(".", 1)[-1].casefold() not in _NOT_TLDS
 
 
+# No address, URL, handle or phone number is longer than this; longer values are content.
+MAX_DESTINATION = 2048
+
+
 def destination_kind(value: str) -> str | None:
     """What kind of destination the whole value is, or None when it is not destination-shaped."""
+    if len(value) > MAX_DESTINATION:
+        return None
     text = _clean(str(value))
     if text.casefold().startswith("mailto:"):
         text = text[7:]
