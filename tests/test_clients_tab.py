@@ -181,3 +181,20 @@ def test_showing_the_tab_picks_up_changes_made_elsewhere(qtbot: QtBot, home: Pat
     tab.show()
     qtbot.waitUntil(lambda: (r := tab.server_item("goose", "fetch")) is not None
                     and r.text(1) == "Protected")
+
+
+def test_a_file_changed_while_the_preview_is_open_is_not_overwritten(
+    qtbot: QtBot, home: Path
+) -> None:
+    vscode = home / LAYOUT["vscode_mcp.json"]
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    toggle(tab, "vscode", "fs", True)
+    edited = vscode.read_text().replace('"promptString"', '"pickString"')
+    vscode.write_text(edited)  # VS Code saved the file meanwhile
+    write(qtbot, tab)
+    assert vscode.read_text() == edited
+    assert "changed since the preview" in tab.status.text()
+    row = tab.server_item("vscode", "fs")
+    assert row is not None and row.checkState(0) == Qt.CheckState.Unchecked
+    assert not tab.undo_button.isEnabled()
