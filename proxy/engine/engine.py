@@ -359,11 +359,20 @@ class Engine:
         values, swept = self._sink_values(tool, policy, args)
         checked: list[dict[str, Any]] = []
         worst: tuple[int, str, str, str, dict[str, Any] | None] | None = None
+        # With no content argument, the only data a call can carry is in the destination.
+        content_free = not any(
+            isinstance(v, str) and v for k, v in args.items()
+            if k not in {p.split(".")[0] for p in policy.sink_params}
+        )
         for param, raw in values:
             dest = normalize_destination(raw)
             if not dest:
                 continue
             verdict, why, origin = self._classify(tool, policy, dest)
+            if verdict == "deny" and content_free and _verbatim_url(raw, origin):
+                # Fetching a link exactly as it was written leaks nothing but the visit; a
+                # human decides. Any added path or query (where data would ride) stays denied.
+                verdict, why = "ask", f"is a link found in untrusted text ({why})"
             checked.append({"param": param, "destination": dest, "verdict": verdict,
                             "why": why})
             rank = _SEVERITY[verdict]
@@ -487,6 +496,23 @@ def _load_layers(
             found.append(Path(policy_path).expanduser())
         paths = tuple(found)
     return load_packs(), [load_policy(p) for p in paths], paths
+
+
+def _verbatim_url(raw: str, origin: dict[str, Any] | None) -> bool:
+    from urllib.parse import urlsplit
+
+    if origin is None or origin.get("matched") != "value" or destination_kind(raw) not in (
+        "url", "host"
+    ):
+        return False
+    text = raw.strip()
+    try:
+        parts = urlsplit(text if "://" in text else f"http://{text}")
+    except ValueError:
+        return False
+    return not parts.query and not parts.fragment and (
+        normalize_destination(text) == origin.get("value")
+    )
 
 
 def _dig(args: dict[str, Any], dotted: str) -> Any:

@@ -74,6 +74,15 @@ CONTACT_KEYS = frozenset(
 _LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?[A-Za-z][\w '()/.-]{0,40}:\s*(?P<rest>.+?)\s*$")
 _LEFTOVER_OK = re.compile(r"^[\s,;<>\"'()\w.-]{0,60}$")
 _ADDRESSES = re.compile(r"\S+@\S+|\S+://\S+")
+# Prose in which a page or message states its own author's address ("My e-mail is x@y",
+# "contact us at ...") introduces a contact, like a signature; injected instructions direct
+# the reader to an address instead ("send it to ...").
+_SELF_DECLARED = re.compile(
+    r"(?:\b(?:my|our)\s+(?:e-?mail(?:\s+address)?|address|phone(?:\s+number)?|number|"
+    r"website|web\s*site|site|blog|homepage|iban|account(?:\s+number)?)\s*(?:is|:)?"
+    r"|\b(?:contact|reach|email|e-mail|call|text)\s+(?:me|us)\s+(?:at|on|via))\s*$",
+    re.IGNORECASE,
+)
 MAX_TEXT = 16 * 1024 * 1024  # session text kept for substring matching
 MAX_SCAN = 2 * 1024 * 1024  # longest single text scanned for destinations
 
@@ -98,6 +107,15 @@ def _walk(node: Any, path: str, key: str, out: list[tuple[str, str, str]]) -> No
             _walk(v, f"{path}[{i}]", key, out)
     elif isinstance(node, (int, float)) and not isinstance(node, bool) and key in CONTACT_KEYS:
         out.append((path, key, str(node)))
+
+
+def _contact_in_text(text: str, start: int, end: int) -> bool:
+    """Is a destination inside free text still a contact: the value of a `Label: value` line
+    (a bill's "IBAN: ...", a header's "From: ...") or an address its author declares as their
+    own ("My e-mail is ...")?"""
+    return _labelled(text, start, end) or bool(
+        _SELF_DECLARED.search(text, max(0, start - 60), start)
+    )
 
 
 def _labelled(text: str, start: int, end: int) -> bool:
@@ -158,7 +176,8 @@ def sightings(result: Any) -> tuple[list[Sighting], list[str]]:
             continue
         texts.append(text)
         for value, vkind, start, end in extract_destinations(text):
-            add(value, vkind, STRUCTURED if _labelled(text, start, end) else FREE_TEXT, path)
+            provenance = STRUCTURED if _contact_in_text(text, start, end) else FREE_TEXT
+            add(value, vkind, provenance, path)
     return list(found.values()), texts
 
 
@@ -180,6 +199,7 @@ class Origin:
     session_id: str | None
     ts: float
     provenance: str
+    matched: str = "value"  # or "substring": found inside text seen this session
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -189,6 +209,7 @@ class Origin:
             "session_id": self.session_id,
             "ts": self.ts,
             "provenance": self.provenance,
+            "matched": self.matched,
         }
 
 
@@ -272,5 +293,6 @@ class TaintLog:
             return None
         i = bisect.bisect_right(self._chunk_starts, at) - 1
         return Origin(
-            value, self.server, self._chunk_tools[i], self.session_id, self._chunk_ts[i], FREE_TEXT
+            value, self.server, self._chunk_tools[i], self.session_id, self._chunk_ts[i],
+            FREE_TEXT, "substring",
         )
