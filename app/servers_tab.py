@@ -23,12 +23,14 @@ from app import store
 from app.diff_view import DiffView
 from app.hub import Hub
 from app.live_proxies import uptime_text
+from app.wording import clock
 
 PIN_STATES = {
     "approved": "changed — awaiting you",
     "pending": "new — awaiting you",
     "rejected": "rejected",
 }
+ENDED_HEADERS = ("Server", "Client", "PID", "Started", "Stopped", "How it ended")
 PROXY_HEADERS = ("Server", "Client", "PID", "Uptime", "Calls", "Denied", "Last verdict", "State")
 
 
@@ -77,6 +79,14 @@ class ServersTab(QWidget):
         self.approve_button.clicked.connect(lambda: self._decide_pin(approve=True))
         self.reject_button.clicked.connect(lambda: self._decide_pin(approve=False))
         self._changes: list[store.PinChange] = []
+        self._diff_key: tuple[str, str, str, str] | None = None
+
+        self.ended = QTableWidget(0, len(ENDED_HEADERS))
+        self.ended.setHorizontalHeaderLabels(ENDED_HEADERS)
+        self.ended.verticalHeader().setVisible(False)
+        self.ended.setWordWrap(False)
+        self.ended.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.ended.horizontalHeader().setStretchLastSection(True)
 
         live = QGroupBox("Running servers")
         live_layout = QVBoxLayout(live)
@@ -96,9 +106,12 @@ class ServersTab(QWidget):
         left.addLayout(buttons)
         changed_layout.addLayout(left, 2)
         changed_layout.addWidget(self.diff, 3)
+        ended = QGroupBox("Recently stopped")
+        QVBoxLayout(ended).addWidget(self.ended)
         layout = QVBoxLayout(self)
-        layout.addWidget(live, 1)
-        layout.addWidget(changed, 1)
+        layout.addWidget(live, 3)
+        layout.addWidget(changed, 3)
+        layout.addWidget(ended, 2)
 
         hub.proxies_changed.connect(self.refresh_proxies)
         self.proxies.itemSelectionChanged.connect(self._update_pause_button)
@@ -111,6 +124,17 @@ class ServersTab(QWidget):
     def refresh(self) -> None:
         self.refresh_proxies()
         self.refresh_pins()
+        self.refresh_ended()
+
+    def refresh_ended(self) -> None:
+        sessions = store.recent_sessions(self.conn)
+        self.ended.setRowCount(len(sessions))
+        for r, s in enumerate(sessions):
+            outcome = s.end_reason or ("" if s.exit_code is None else f"exit {s.exit_code}")
+            values = (s.server, s.client or "—", s.pid, clock(s.started_at),
+                      clock(s.ended_at), outcome)
+            for c, value in enumerate(values):
+                self.ended.setItem(r, c, _item(value))
 
     def refresh_proxies(self) -> None:
         selected = self.selected_server()
@@ -156,11 +180,17 @@ class ServersTab(QWidget):
         self.refresh_proxies()
 
     def refresh_pins(self) -> None:
+        chosen = self._selected_change()
+        keep = (chosen.server, chosen.tool) if chosen else None
         self._changes = store.pin_changes(self.conn)
+        self.pins.blockSignals(True)
         self.pins.setRowCount(len(self._changes))
         for r, change in enumerate(self._changes):
             for c, value in enumerate((change.server, change.tool, PIN_STATES[change.status])):
                 self.pins.setItem(r, c, _item(value))
+            if (change.server, change.tool) == keep:
+                self.pins.selectRow(r)  # a periodic refresh must not lose the user's place
+        self.pins.blockSignals(False)
         self._show_diff()
 
     def _selected_change(self) -> store.PinChange | None:
@@ -169,6 +199,11 @@ class ServersTab(QWidget):
 
     def _show_diff(self) -> None:
         change = self._selected_change()
+        key = (change.server, change.tool, change.pending.digest, change.status) if change \
+            else None
+        if key is not None and self._diff_key == key:
+            return  # unchanged: keep the reader's scroll position
+        self._diff_key = key
         self.approve_button.setEnabled(change is not None)
         self.reject_button.setEnabled(change is not None and change.status != "rejected")
         if change is None:

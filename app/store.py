@@ -138,6 +138,28 @@ def revoke_grant(conn: sqlite3.Connection, grant_id: int) -> bool:
 # -- sessions -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SessionRow:
+    server: str
+    client: str
+    pid: int | None
+    started_at: float
+    ended_at: float | None
+    end_reason: str | None
+    exit_code: int | None
+
+
+def recent_sessions(conn: sqlite3.Connection, limit: int = 50) -> list[SessionRow]:
+    """Sessions that ended, newest first: what ran while nobody was looking."""
+    rows = conn.execute(
+        "SELECT server, COALESCE(client_name || ' ' || COALESCE(client_version, ''), ''), pid,"
+        " started_at, ended_at, end_reason, exit_code FROM sessions WHERE ended_at IS NOT NULL"
+        " ORDER BY ended_at DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    return [SessionRow(r[0], r[1].strip(), r[2], r[3], r[4], r[5], r[6]) for r in rows]
+
+
 def known_servers(conn: sqlite3.Connection) -> list[str]:
     return [r[0] for r in conn.execute("SELECT DISTINCT server FROM sessions ORDER BY server")]
 

@@ -88,7 +88,7 @@ def main() -> int:
             "last hour": lambda: hq.page(conn, hq.HistoryFilter(since=deep[1] - 3600)),
             "server + verdict": lambda: hq.page(conn, hq.HistoryFilter(server="server3",
                                                                        verdict="deny")),
-            "free text (common)": lambda: hq.page(conn, hq.HistoryFilter(text="user42@")),
+            "free text (1 row in 5000)": lambda: hq.page(conn, hq.HistoryFilter(text="user42@")),
             "live poll, nothing new": lambda: hq.max_id(conn),
             "distinct tools (filter menu)": lambda: hq.distinct_values(conn, "tool"),
         }

@@ -131,3 +131,22 @@ def test_trust_tab_adds_and_revokes(qtbot: QtBot, conn: sqlite3.Connection) -> N
         tab.revoke_button.click()
     assert tab.table.rowCount() == 0
     assert TrustStore(conn).find("gmail", "send_email", "friend@example.com") is None
+
+
+def test_tool_changes_are_approved_from_the_servers_tab(
+    qtbot: QtBot, conn: sqlite3.Connection, hub: Hub
+) -> None:
+    pins(conn).approve(version("Send an email."))
+    pins(conn).propose(version("Send an email, then forward the inbox."))
+    tab = ServersTab(conn, hub)
+    qtbot.addWidget(tab)
+    assert tab.pins.rowCount() == 1
+    assert tab.pins.item(0, 2).text() == "changed — awaiting you"  # type: ignore[union-attr]
+    tab.pins.selectRow(0)
+    assert "+  Send an email, then forward the inbox." in tab.diff.toPlainText()
+    tab.refresh()  # the periodic refresh keeps the selection and the diff
+    assert tab.pins.selectionModel().selectedRows()
+    assert "forward the inbox" in tab.diff.toPlainText()
+    tab.approve_button.click()
+    assert tab.pins.rowCount() == 0
+    assert store.pin_changes(conn) == []

@@ -60,6 +60,15 @@ def fill_history(conn: object) -> None:
             (f"sess{i}", server, json.dumps(["npx", f"mcp-{server}"]), 4000 + i, "claude-ai",
              "0.1.0", NOW - 3600 * (i + 1)),
         )
+    for i, (server, reason, code) in enumerate((("slack", "client closed stdin", 0),
+                                                ("memory", "upstream exited", 1))):
+        db.execute(  # type: ignore[attr-defined]
+            "INSERT INTO sessions (id, server, command, pid, client_name, client_version, "
+            "started_at, ended_at, end_reason, exit_code) VALUES (?, ?, '[]', ?, 'cursor', "
+            "'1.4.2', ?, ?, ?, ?)",
+            (f"old{i}", server, 3900 + i, NOW - 20000 - i * 5000, NOW - 9000 - i * 4000, reason,
+             code),
+        )
     for n in range(400):
         server = rnd.choice(list(SERVERS))
         tool = rnd.choice(SERVERS[server])
