@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
@@ -52,8 +53,16 @@ def main(argv: list[str]) -> int:
     style = paths.resources_dir() / "style" / "gatewatch.qss"
     if style.exists():
         qt_app.setStyleSheet(style.read_text(encoding="utf-8"))
+    from proxy.store.schema import SchemaError
+
     settings, problem = read_settings(paths.settings_path())
-    gatewatch = GatewatchApp(open_db(), hub, paths.settings_path(), settings)
+    try:
+        conn = open_db()
+    except (SchemaError, OSError, sqlite3.Error) as exc:
+        print(f"gatewatch: cannot open {paths.db_path()}: {exc}", file=sys.stderr)
+        hub.close()
+        return 1
+    gatewatch = GatewatchApp(conn, hub, paths.settings_path(), settings)
     gatewatch.start()
     if problem:
         gatewatch.window.say(problem)
