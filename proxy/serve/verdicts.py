@@ -19,11 +19,19 @@ UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted tex
 
 
 def _scanner() -> Any:
-    """The detector as the engine's argument scanner, or None before the detector exists."""
+    """The detector as the engine's argument scanner, as the proxy builds it (proxy.components):
+    None when the detector is turned off in settings or not in this build."""
     try:
         module = require("proxy.detector", "load_detector", "PackError")
     except Unavailable:
         return None
+    from proxy.settings import SettingsError, load_settings
+
+    try:
+        if not load_settings().detector:
+            return None
+    except SettingsError as exc:
+        raise ValueError(str(exc)) from exc
     try:
         detector = module.load_detector()
     except module.PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
