@@ -120,7 +120,7 @@ def test_wrap_all_then_unwrap_all_through_the_cli(home: Path, gw_home: Path) -> 
     assert all(all(s.values()) for s in wrapped.values()), wrapped
     assert wrapped["claude-code"] == {"memory": True, "postgres": True}
     assert desktop.stat().st_mode & 0o777 == 0o600
-    backups = sorted((gw_home / "data" / "backups").rglob("*.json"))
+    backups = [b for b in (gw_home / "data" / "backups").rglob("*.json") if b.is_file()]
     assert any(b.read_bytes() == before[LAYOUT["claude_desktop_config.json"]] for b in backups)
 
     again = gatewatch("wrap", "--all", "--yes")
@@ -140,6 +140,19 @@ def test_the_listing_hides_tokens_in_command_lines(home: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "uvx mcp-server-sqlite --api-key [redacted] --db-path" in out.stdout
     assert "abc123" not in out.stdout
+
+
+def test_backups_keep_the_first_copy_and_the_latest(home: Path, gw_home: Path) -> None:
+    from proxy.clients.files import KEEP_RECENT, backup
+
+    config = home / LAYOUT["gemini_settings.json"]
+    made = []
+    for i in range(KEEP_RECENT + 3):
+        config.write_text(f"version {i}")
+        made.append(backup(config, "gemini"))
+    kept = sorted(made[0].parent.iterdir())
+    assert kept == [made[0], *made[-KEEP_RECENT:]]
+    assert kept[0].read_text() == "version 0"
 
 
 def test_dry_run_shows_the_diff_and_writes_nothing(home: Path) -> None:

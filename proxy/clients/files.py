@@ -7,10 +7,12 @@ import os
 import re
 import shutil
 import tempfile
-import time
+from datetime import datetime
 from pathlib import Path
 
 from proxy import paths
+
+KEEP_RECENT = 5
 
 
 class StaleFileError(RuntimeError):
@@ -32,17 +34,18 @@ def backups_dir() -> Path:
 
 
 def backup(path: Path, client: str) -> Path:
-    """Copy the file into data_dir()/backups before it is changed; returns the copy."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(path.absolute()).strip("/\\"))
-    target = backups_dir() / stamp / client / safe
-    n = 1
-    while target.exists():
-        n += 1
-        target = target.with_name(f"{safe}.{n}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(backups_dir(), 0o700)
+    """Copy the file to data_dir()/backups/<client>/<its path>/<time>-<name> before it is
+    changed, and return the copy. Kept: the first copy (the file as it was before Gatewatch
+    ever changed it) and the KEEP_RECENT latest."""
+    folder = backups_dir() / client / re.sub(r"[^A-Za-z0-9._-]+", "_",
+                                             str(path.absolute()).strip("/\\"))
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(backups_dir(), 0o700)  # copies hold secrets the user may move to the keyring
+    target = folder / f"{datetime.now():%Y%m%d-%H%M%S-%f}-{path.name}"  # sorts by time
     shutil.copy2(path, target)
+    copies = sorted(folder.iterdir())
+    for old in copies[1:-KEEP_RECENT]:
+        old.unlink()
     return target
 
 
