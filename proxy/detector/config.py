@@ -162,7 +162,11 @@ def _classifier(path: Path, data: Any, line: int) -> ClassifierConfig:
     changes: dict[str, Any] = {}
     for key, value in data.items():
         if key == "enabled":
-            changes[key] = _bool(path, data, key)
+            if not isinstance(value, bool):
+                raise PackError(
+                    path, data.line_of(key), "`classifier.enabled` must be true or false"
+                )
+            changes[key] = value
         elif key in ("url", "model"):
             if not isinstance(value, str) or not value:
                 raise PackError(path, data.line_of(key), f"`classifier.{key}` must be a string")

@@ -23,6 +23,8 @@ _PAIRS = (
 
 FOLD: dict[int, str] = {ord(pair[0]): pair[1] for pair in _PAIRS.split()}
 
+_FOLD_CHARS = frozenset(chr(code) for code in FOLD)
+MAX_MIXED_WORDS = 256
 _FOLDABLE = re.escape("".join(chr(c) for c in FOLD))
 # A foldable letter touching a Latin one: the mark of a word that mixes scripts.
 _MIXED = re.compile(f"[A-Za-z][{_FOLDABLE}]|[{_FOLDABLE}][A-Za-z]")
@@ -37,7 +39,9 @@ def fold_confusables(text: str) -> str:
     if text.isascii():
         return text
     spans: list[tuple[int, int]] = []
-    for match in _MIXED.finditer(text):
+    for count, match in enumerate(_MIXED.finditer(text)):
+        if count >= MAX_MIXED_WORDS:
+            return _fold_all(text)  # a text this mixed is a disguise throughout
         start, end = match.start(), match.end()
         if spans and start < spans[-1][1]:
             continue  # same word as the previous pair
@@ -56,3 +60,11 @@ def fold_confusables(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def _fold_all(text: str) -> str:
+    # str.replace per distinct look-alike present: C speed, where translate() on non-ASCII text
+    # looks up a dict for every character.
+    for char in set(text) & _FOLD_CHARS:
+        text = text.replace(char, FOLD[ord(char)])
+    return text

@@ -12,12 +12,13 @@ from proxy.detector.inspection import Inspection, combine
 from proxy.detector.normalize import Prepared, prepare
 from proxy.detector.policy import Policy, Verdict, stricter
 from proxy.detector.rules import Rule
-from proxy.detector.scanner import scan
+from proxy.detector.scanner import CompiledRules, scan
 
 if TYPE_CHECKING:  # the classifier pulls in asyncio and sqlite3; only load it when enabled
     from proxy.detector.classifier import Classifier, ClassifierAnswer
 
 _MAX_REASON_RULES = 3
+_ARGUMENT_CLASSES = frozenset({"shell", "path"})
 
 
 class Detector:
@@ -34,6 +35,10 @@ class Detector:
         self.rules = rules
         self.result_rules = [rule for rule in rules if "result" in rule.scope]
         self.argument_rules = [rule for rule in rules if "arguments" in rule.scope]
+        self._compiled = {
+            "s2c": CompiledRules(self.result_rules),
+            "c2s": CompiledRules(self.argument_rules),
+        }
         self.policy = policy
         self.enabled = config.enabled
         self.time_budget_ms = config.time_budget_ms or policy.time_budget_ms
@@ -116,8 +121,7 @@ class Detector:
             ), None
         deadline = started + self.time_budget_ms / 1000
         prepared = prepare("\n".join(collected.texts), markup=markup, deadline=deadline)
-        rules = self.argument_rules if direction == "c2s" else self.result_rules
-        found = scan(prepared, rules, deadline)
+        found = scan(prepared, self._compiled[direction], deadline)
         for note in prepared.notes:
             if note not in notes:
                 notes.append(note)
@@ -175,9 +179,12 @@ class Detector:
         if inspection.rules:
             shown = ", ".join(inspection.rules[:_MAX_REASON_RULES])
             more = len(inspection.rules) - _MAX_REASON_RULES
-            label = (
-                "prompt injection" if inspection.verdict != "pass" else "weak signs of injection"
-            )
+            if set(inspection.classes) <= _ARGUMENT_CLASSES:
+                label = "dangerous argument"
+            elif inspection.verdict != "pass":
+                label = "prompt injection"
+            else:
+                label = "weak signs of injection"
             parts.append(f"{label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
         if inspection.classifier is not None and inspection.classifier["label"] == "injection":
             parts.append(f"classifier: injection ({inspection.classifier['score']:.2f})")

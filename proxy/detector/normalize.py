@@ -38,6 +38,32 @@ _INVISIBLE = re.compile(
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a"
     "\U000e0000-\U000e0fff]"
 )
+_INVISIBLE_CHARS = frozenset(
+    chr(c)
+    for lo, hi in (
+        (0x00AD, 0x00AD),
+        (0x034F, 0x034F),
+        (0x061C, 0x061C),
+        (0x115F, 0x1160),
+        (0x17B4, 0x17B5),
+        (0x180B, 0x180F),
+        (0x200B, 0x200F),
+        (0x202A, 0x202E),
+        (0x2060, 0x206F),
+        (0x3164, 0x3164),
+        (0xFE00, 0xFE0F),
+        (0xFEFF, 0xFEFF),
+        (0xFFA0, 0xFFA0),
+        (0xFFF9, 0xFFFB),
+        (0x1D173, 0x1D17A),
+        (0xE0000, 0xE0FFF),
+    )
+    for c in range(lo, hi + 1)
+)
+_TAG_CHARS = frozenset(chr(c) for c in range(0xE0000, 0xE0080))
+_VS_CHARS = frozenset(
+    [chr(c) for c in range(0xFE00, 0xFE10)] + [chr(c) for c in range(0xE0100, 0xE01F0)]
+)
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ZERO_WIDTH_IN_WORD = re.compile("[A-Za-z][\u200b-\u200d\u2060\ufeff]+[A-Za-z]")
 
@@ -236,19 +262,26 @@ def extract_variation_selector_text(text: str) -> tuple[str, str]:
 
 def remove_invisible(text: str) -> tuple[str, set[str]]:
     """Drop zero-width, invisible and bidi control characters; report which tricks were used."""
-    if text.isascii():
+    if text.isascii() or _INVISIBLE.search(text) is None:
         return text, set()
     signals: set[str] = set()
     if _BIDI.search(text):
         signals.add("bidi_control")
-    if len(_ZERO_WIDTH_IN_WORD.findall(text)) >= 2:
+    first = _ZERO_WIDTH_IN_WORD.search(text)
+    if first is not None and _ZERO_WIDTH_IN_WORD.search(text, first.end()) is not None:
         signals.add("zero_width_in_words")
-    return _INVISIBLE.sub("", text), signals
+    # str.replace per distinct character present runs at C speed; a regex sub builds one piece
+    # per match and crawls on text that is one third zero-width characters.
+    for char in set(text) & _INVISIBLE_CHARS:
+        text = text.replace(char, "")
+    return text, signals
 
 
 def nfkc(text: str) -> str:
     """Compatibility forms (fullwidth, math alphanumerics, ligatures, circled) to plain letters."""
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
 
 
 def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
@@ -311,8 +344,11 @@ def fold_case_and_space(text: str) -> str:
 
 def lines_view(text: str) -> str:
     """Case-folded, one space between words, but line breaks kept (for role-label rules)."""
+    folded = text.casefold()
+    if "\n" not in folded and "\r" not in folded:
+        return " ".join(folded.split())
     return "\n".join(
-        line for line in (" ".join(raw.split()) for raw in text.casefold().splitlines()) if line
+        line for line in (" ".join(raw.split()) for raw in folded.splitlines()) if line
     )
 
 
@@ -340,19 +376,28 @@ def prepare(
         out.signals.add("ansi_hiding")
         out.note("hidden:ansi")
     hidden_parts: list[str] = []
-    text, tag_text = extract_tag_text(text)
-    if tag_text:
-        out.signals.add("unicode_tags")
-        out.note("hidden:unicode_tags")
-        hidden_parts.append(tag_text)
-    text, vs_text = extract_variation_selector_text(text)
-    if vs_text:
-        out.signals.add("variation_selector_payload")
-        out.note("hidden:variation_selectors")
-        hidden_parts.append(vs_text)
-    text, invisible_signals = remove_invisible(text)
-    out.signals |= invisible_signals
-    text = fold_confusables(nfkc(text))
+    if not text.isascii():
+        # One pass to learn which characters occur, so passes with nothing to do are skipped
+        # (each would otherwise cost a regex pass over the whole text).
+        chars = set(text)
+        if chars & _TAG_CHARS:
+            text, tag_text = extract_tag_text(text)
+            if tag_text:
+                out.signals.add("unicode_tags")
+                out.note("hidden:unicode_tags")
+                hidden_parts.append(tag_text)
+        if chars & _VS_CHARS:
+            text, vs_text = extract_variation_selector_text(text)
+            if vs_text:
+                out.signals.add("variation_selector_payload")
+                out.note("hidden:variation_selectors")
+                hidden_parts.append(vs_text)
+        if chars & _INVISIBLE_CHARS:
+            text, invisible_signals = remove_invisible(text)
+            out.signals |= invisible_signals
+        text = nfkc(text)
+        if not text.isascii():
+            text = fold_confusables(text)
 
     if _depth < MAX_DEPTH:
         if deadline is not None and time.perf_counter() > deadline:

@@ -94,11 +94,35 @@ class Rule:
     negative: tuple[str, ...]
     path: Path
     line: int
-    regex: re.Pattern[str] | None
+    regex: Any  # a compiled RE2 pattern (linear time), None for signal rules
 
     @property
     def severity_rank(self) -> int:
         return SEVERITIES.index(self.severity)
+
+
+def compile_re2(pattern: str, *, lines: bool = False) -> Any:
+    """Compile with RE2, which matches in linear time; in the lines view `^`/`$` are line edges.
+
+    Raises ValueError naming what RE2 does not support (lookarounds, backreferences).
+    """
+    import re2
+
+    try:
+        return re2.compile(("(?m)" if lines else "") + pattern, re2_options())
+    except re2.error as exc:
+        raise ValueError(
+            f"RE2 cannot compile this pattern ({exc}); lookarounds and backreferences are not "
+            "supported"
+        ) from exc
+
+
+def re2_options() -> Any:
+    import re2
+
+    options = re2.Options()
+    options.max_mem = 64 << 20  # large alternations of phrases need more than the 8 MiB default
+    return options
 
 
 def builtin_pack_paths() -> list[Path]:
@@ -188,14 +212,13 @@ def _rule(path: Path, item: Any, list_line: int) -> Rule:
     signal = item.get("signal")
     if (pattern is None) == (signal is None):
         raise fail("id", "give exactly one of `pattern` or `signal`")
-    regex: re.Pattern[str] | None = None
+    regex: Any = None
     if pattern is not None:
         if not isinstance(pattern, str) or not pattern:
             raise fail("pattern", "`pattern` must be a non-empty string")
         problems = pattern_problems(pattern)
         if problems:
             raise fail("pattern", "unsafe pattern: " + "; ".join(problems))
-        regex = None  # compiled below, once `view` is known
     elif signal not in SIGNALS:
         raise fail("signal", f"`signal` must be one of {', '.join(sorted(SIGNALS))}")
 
@@ -204,8 +227,10 @@ def _rule(path: Path, item: Any, list_line: int) -> Rule:
     if view not in VIEWS:
         raise fail("view", "`view` must be flat or lines")
     if pattern is not None:
-        # `^` and `$` mean line starts and ends in the lines view.
-        regex = re.compile(pattern, re.MULTILINE if view == "lines" else 0)
+        try:
+            regex = compile_re2(pattern, lines=view == "lines")
+        except ValueError as exc:
+            raise fail("pattern", str(exc)) from exc
     segments = _name_set(item, "segments", SEGMENT_KINDS, fail)
     if view == "lines" and segments is not None:
         raise fail("segments", "`segments` does not apply to `view: lines`")

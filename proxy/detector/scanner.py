@@ -1,22 +1,50 @@
-"""Match compiled rules against prepared segments, window by window, within a deadline.
+"""Match rules against prepared segments: one RE2 set pass per window, then confirm the hits.
 
-Long texts are searched in overlapping windows so the deadline can be checked between them.
-The overlap is at least the widest match any rule can make (redos.MAX_MATCH_WIDTH), so a phrase
-that straddles a window edge is still found whole in the next window.
+RE2 matches in linear time, so no input can make a pattern backtrack; a set of all patterns is
+searched in one pass and only the rules it reports are searched again for their match (the
+excerpt). Long segments are searched in overlapping windows so the deadline is checked between
+them. The overlap is at least the widest match any rule can make (redos.MAX_MATCH_WIDTH), so a
+phrase that straddles a window edge is still found whole in the next window.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from proxy.detector.normalize import Prepared, Segment
 from proxy.detector.redos import MAX_MATCH_WIDTH
-from proxy.detector.rules import Rule
+from proxy.detector.rules import Rule, re2_options
 
-WINDOW = 64 * 1024
+WINDOW = 256 * 1024
 OVERLAP = MAX_MATCH_WIDTH
 EXCERPT_CHARS = 80
+
+
+class CompiledRules:
+    """Rules split by view, each group's patterns compiled into one RE2 set."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.signal_rules = [rule for rule in rules if rule.signal is not None]
+        self.flat = [rule for rule in rules if rule.regex is not None and rule.view == "flat"]
+        self.lines = [rule for rule in rules if rule.regex is not None and rule.view == "lines"]
+        self.flat_set = _build_set(self.flat, lines=False)
+        self.lines_set = _build_set(self.lines, lines=True)
+
+
+def _build_set(rules: list[Rule], *, lines: bool) -> Any:
+    if not rules:
+        return None
+    import re2
+
+    matcher = re2.Set.SearchSet(re2_options())
+    for rule in rules:
+        assert rule.pattern is not None
+        matcher.Add(("(?m)" if lines else "") + rule.pattern)
+    matcher.Compile()
+    return matcher
 
 
 @dataclass
@@ -24,14 +52,6 @@ class ScanResult:
     hits: list[Rule] = field(default_factory=list)
     excerpts: dict[str, str] = field(default_factory=dict)
     timed_out: bool = False
-
-
-def _applies(rule: Rule, segment: Segment) -> bool:
-    if rule.view == "lines":
-        return segment.kind == "lines"
-    if segment.kind == "lines":
-        return False
-    return rule.segments is None or segment.kind in rule.segments
 
 
 def windows(length: int, window: int = WINDOW, overlap: int = OVERLAP) -> list[tuple[int, int]]:
@@ -50,36 +70,58 @@ def windows(length: int, window: int = WINDOW, overlap: int = OVERLAP) -> list[t
 
 def scan(
     prepared: Prepared,
-    rules: list[Rule],
+    compiled: CompiledRules,
     deadline: float | None,
     *,
     window: int = WINDOW,
 ) -> ScanResult:
     result = ScanResult()
     found: set[str] = set()
-    for rule in rules:
-        if rule.signal is not None and rule.signal in prepared.signals:
+    for rule in compiled.signal_rules:
+        if rule.signal in prepared.signals:
             found.add(rule.id)
             result.hits.append(rule)
             result.excerpts[rule.id] = f"signal:{rule.signal}"
-    pattern_rules = [rule for rule in rules if rule.regex is not None]
     for segment in prepared.segments:
-        applicable = [r for r in pattern_rules if _applies(r, segment)]
-        text = segment.text
-        for start, end in windows(len(text), window):
-            if deadline is not None and time.perf_counter() > deadline:
-                result.timed_out = True
-                return result
-            for rule in applicable:
-                if rule.id in found:
-                    continue
-                assert rule.regex is not None
-                match = rule.regex.search(text, start, end)
-                # A match touching the window's end may be cut short by it (\b, lookahead):
-                # the next window starts at least OVERLAP earlier and sees it whole.
-                if match is None or (match.end() == end and end != len(text)):
-                    continue
-                found.add(rule.id)
-                result.hits.append(rule)
-                result.excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
+        if segment.kind == "lines":
+            rules, matcher = compiled.lines, compiled.lines_set
+        else:
+            rules, matcher = compiled.flat, compiled.flat_set
+        if matcher is None or not segment.text:
+            continue
+        if not _scan_segment(segment, rules, matcher, deadline, window, found, result):
+            result.timed_out = True
+            return result
     return result
+
+
+def _scan_segment(
+    segment: Segment,
+    rules: list[Rule],
+    matcher: Any,
+    deadline: float | None,
+    window: int,
+    found: set[str],
+    result: ScanResult,
+) -> bool:
+    """Scan one segment; False when the deadline passed before it was done."""
+    text = segment.text
+    for start, end in windows(len(text), window):
+        if deadline is not None and time.perf_counter() > deadline:
+            return False
+        for index in matcher.Match(text[start:end]) or ():
+            rule = rules[index]
+            if rule.id in found or (
+                rule.segments is not None and segment.kind not in rule.segments
+            ):
+                continue
+            # Confirm against the whole text: the set saw a slice, whose edges look like the
+            # start and end of the text to \b and ^. A match cut by the window's end is seen
+            # whole by the next window, which starts OVERLAP characters earlier.
+            match = rule.regex.search(text, start, end)
+            if match is None or (match.end() == end and end != len(text)):
+                continue
+            found.add(rule.id)
+            result.hits.append(rule)
+            result.excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
+    return True
