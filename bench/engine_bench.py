@@ -108,7 +108,7 @@ def main() -> int:
             text = " ".join(f"write to user{i}@spam{i % 97}.example now." for i in range(n))
             session.result_seen("read_email", {"content": [{"type": "text", "text": text}]})
             measure(f"send_email unproven, {n:,} values seen this session",
-                    lambda s=session: s.decide("send_email", unproven))
+                    lambda: session.decide("send_email", unproven))  # noqa: B023 - run at once
         db.close()
 
     print(f"baseline: json.loads of the tools/call frame p50 {base50:.1f} µs")
