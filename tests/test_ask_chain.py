@@ -327,3 +327,23 @@ async def test_new_era_client_without_elicitation_goes_to_the_app(db: Any, app: 
     link, _ = await app(answer(True))
     outcome = await chain(db, app_link=link).resolve(REQ, FakeChannel(era="2026-07-28", modes=()))
     assert (outcome.allow, outcome.decided_by, outcome.input_required) == (True, "app", None)
+
+
+async def test_an_approval_covers_every_unproven_destination_of_the_call(db: Any) -> None:
+    both = AskRequest(
+        "send_email", {"to": ["a@x.org"], "cc": ["b@y.org"]}, "a@x.org", "sink_gate", "unproven",
+        detail={"destinations": [
+            {"param": "to", "destination": "a@x.org", "verdict": "ask"},
+            {"param": "cc", "destination": "b@y.org", "verdict": "ask"},
+            {"param": "cc", "destination": "me@corp.example", "verdict": "allow"},
+        ]},
+    )
+    channel = FakeChannel(ALLOW_FOREVER)
+    assert (await chain(db).resolve(both, channel)).allow
+    assert "a@x.org, b@y.org" in channel.requests[0][1]["message"]
+    assert sorted(r[2] for r in trust_rows(db)) == ["a@x.org", "b@y.org"]
+    assert (await chain(db).resolve(both, FakeChannel(hang=True))).decided_by == "trust"
+
+    db.execute("UPDATE trust SET revoked_at = 1 WHERE destination = 'b@y.org'")
+    outcome = await chain(db).resolve(both, FakeChannel({"action": "decline"}))
+    assert (outcome.allow, outcome.decided_by) == (False, "elicitation")  # b needs a human again

@@ -148,19 +148,31 @@ class AskChain:
     # -- steps -----------------------------------------------------------------------------
 
     def _remembered(self, req: AskRequest) -> Outcome | None:
-        if _grant_key(req) in self._session_grants:
-            return Outcome(True, "trust", "approved earlier in this session", remember="session")
-        if req.destination:
-            grant = self.trust.find(self.server, req.tool, req.destination)
-            if grant is not None:
+        """Allow only when every destination of the call has a grant (or the question does)."""
+        if not req.destinations:
+            if (req.tool, *_question_key(req)) in self._session_grants:
                 return Outcome(
-                    True,
-                    "trust",
-                    f"remembered approval #{grant.id}",
-                    remember="forever",
-                    grant_id=grant.id,
+                    True, "trust", "approved earlier in this session", remember="session"
                 )
-        return None
+            return None
+        grant_ids: list[int] = []
+        for destination in req.destinations:
+            if (req.tool, normalize(destination)) in self._session_grants:
+                continue
+            grant = self.trust.find(self.server, req.tool, destination)
+            if grant is None:
+                return None
+            grant_ids.append(grant.id)
+        if not grant_ids:
+            return Outcome(True, "trust", "approved earlier in this session", remember="session")
+        listed = ", ".join(f"#{g}" for g in grant_ids)
+        return Outcome(
+            True,
+            "trust",
+            f"remembered approval {listed}",
+            remember="forever",
+            grant_id=grant_ids[0],
+        )
 
     def _input_required(self, req: AskRequest) -> Outcome:
         token = self._sealer.seal(req.tool, req.arguments, ttl=self.settings.ask_timeout)
@@ -262,17 +274,21 @@ class AskChain:
             scope = "session"  # nothing to store for good without a destination
         grant_id = None
         if scope == "session":
-            self._session_grants.add(_grant_key(req))
-        elif scope == "forever" and req.destination:
+            self._session_grants.update(_grant_keys(req))
+        elif scope == "forever":
             expires_at = time.time() + expires_in_s if expires_in_s else None
-            grant_id = self.trust.add(
-                self.server,
-                req.tool,
-                req.destination,
-                expires_at=expires_at,
-                decided_by=decided_by,
-                note=f"approved in session {self.session_id}",
-            )
+            ids = [
+                self.trust.add(
+                    self.server,
+                    req.tool,
+                    destination,
+                    expires_at=expires_at,
+                    decided_by=decided_by,
+                    note=f"approved in session {self.session_id}",
+                )
+                for destination in req.destinations
+            ]
+            grant_id = ids[0]
         return Outcome(True, decided_by, reason, remember=scope, grant_id=grant_id)
 
     def _audit_step(self, req: AskRequest, step: str, reason: str) -> None:
@@ -295,11 +311,15 @@ class AskChain:
         )
 
 
-def _grant_key(req: AskRequest) -> tuple[str, ...]:
-    if req.destination:
-        return (req.tool, normalize(req.destination))
+def _grant_keys(req: AskRequest) -> list[tuple[str, ...]]:
+    if req.destinations:
+        return [(req.tool, normalize(d)) for d in req.destinations]
+    return [(req.tool, *_question_key(req))]
+
+
+def _question_key(req: AskRequest) -> tuple[str, str]:
     # No destination (e.g. a changed tool): the approval covers this exact question only.
-    return (req.tool, req.contract, arguments_digest(req.detail))
+    return (req.contract, arguments_digest(req.detail))
 
 
 def _rpc_text(rpc_id: Any) -> str | None:

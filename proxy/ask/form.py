@@ -31,13 +31,13 @@ class Answer:
 
 def remember_choices(req: AskRequest) -> list[Remember]:
     # A grant is scoped to a destination; without one there is nothing to store for good.
-    return ["once", "session", "forever"] if req.destination else ["once", "session"]
+    return ["once", "session", "forever"] if req.destinations else ["once", "session"]
 
 
 def elicitation_params(server: str, req: AskRequest) -> dict[str, Any]:
     """`elicitation/create` params (form mode), the same in both protocol eras."""
     choices = remember_choices(req)
-    target = f" to {req.destination}" if req.destination else ""
+    target = f" to {', '.join(req.destinations)}" if req.destinations else ""
     message = (
         f"Gatewatch: allow {server} to run {req.tool}{target}?\n"
         f"Why you are asked: {req.reason}\n"

@@ -21,6 +21,24 @@ class AskRequest:
     rpc_id: Any = None
     client_info: dict[str, Any] | None = None
 
+    @property
+    def destinations(self) -> tuple[str, ...]:
+        """Every destination this question covers: a call may name several unproven ones
+        (to and cc), and the engine lists each under detail["destinations"] with its verdict.
+        An approval is for all of them, never only the first."""
+        listed = self.detail.get("destinations")
+        found = [
+            entry["destination"]
+            for entry in (listed if isinstance(listed, list) else [])
+            if isinstance(entry, dict)
+            and entry.get("verdict") == "ask"
+            and isinstance(entry.get("destination"), str)
+            and entry["destination"]
+        ]
+        if self.destination and self.destination not in found:
+            found.insert(0, self.destination)
+        return tuple(dict.fromkeys(found))
+
 
 @dataclass(frozen=True)
 class Outcome:
