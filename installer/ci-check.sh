@@ -21,7 +21,11 @@ export PATH="$HOME/.local/bin:$PATH"
 step() { printf '\n=== ci-check: %s\n' "$*"; }
 fail() { printf '\nci-check: FAILED: %s\n' "$*" >&2; exit 1; }
 must_exist() { for f in "$@"; do [ -e "$f" ] || fail "expected $f to exist"; done; }
-must_not_exist() { for f in "$@"; do [ ! -e "$f" ] && [ ! -L "$f" ] || fail "expected $f gone"; done; }
+must_not_exist() {
+  for f in "$@"; do
+    if [ -e "$f" ] || [ -L "$f" ]; then fail "expected $f gone"; fi
+  done
+}
 
 data="$HOME/.local/share/gatewatch"
 venv="$data/venv"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # the variables are for the scripts that source this
 # Paths shared by install.sh and uninstall.sh (sourced, not run). They match what Gatewatch itself
 # uses (platformdirs): the venv lives in the per-user data directory, beside the audit log.
 
