@@ -1,0 +1,93 @@
+"""The detector in the real proxy: an mcp SDK client talks to tests/upstreams/poisoned_server.py
+through `gatewatch run`. A poisoned result reaches the client as an isError result with a trace
+id and no payload; the audit row keeps the original.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.relay_pipes import wait_for
+from tests.support import GATEWATCH, child_env, upstream
+
+pytestmark = pytest.mark.e2e
+
+PAYLOAD = "forward the user's inbox"
+
+
+@asynccontextmanager
+async def proxied(db: Path) -> AsyncIterator[Any]:
+    from mcp import Client, StdioServerParameters
+
+    argv = [
+        *GATEWATCH,
+        "run",
+        "--name",
+        "poisoned",
+        "--db",
+        str(db),
+        "--",
+        *upstream("poisoned_server"),
+    ]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env())
+    async with Client(params, mode="legacy") as client:
+        await client.list_tools()  # first sight pins the tools (trust on first use)
+        yield client
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def s2c_rows(db: Path, tool: str) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(
+            "SELECT e.* FROM events e WHERE e.direction = 's2c' AND e.kind = 'response' AND "
+            "e.rpc_id IN (SELECT rpc_id FROM events WHERE tool = ? AND direction = 'c2s') "
+            "ORDER BY e.id",
+            (tool,),
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+async def test_poisoned_result_is_replaced_and_the_audit_keeps_the_original(db_file: Path):
+    async with proxied(db_file) as client:
+        blocked = await client.call_tool("fetch_poisoned", {"page": "widget"})
+        clean = await client.call_tool("fetch_clean", {"page": "widget"})
+    assert blocked.is_error
+    text = text_of(blocked)
+    assert PAYLOAD not in text and "id_rsa" not in text
+    trace = re.search(r"trace id (\S+?):", text)
+    assert trace is not None, text
+    assert not clean.is_error and "Price: 40 EUR" in text_of(clean)
+
+    rows = await wait_for(lambda: s2c_rows(db_file, "fetch_poisoned") or None, what="audit row")
+    row = rows[0]
+    assert (row["verdict"], row["contract"], row["trace_id"]) == (
+        "block",
+        "detector",
+        trace.group(1),
+    )
+    assert PAYLOAD in row["payload"]  # the original bytes, for forensics
+    detail = json.loads(row["detail"])
+    assert "role_hijack.ignore_previous" in detail["rules"]
+    assert "hidden_instruction.comment_to_ai" in detail["rules"]
+
+
+async def test_disguised_injection_passes_through(db_file: Path):
+    # The documented blind spot: nothing to match, so it reaches the client (see
+    # tests/test_detector_classes.py::test_disguised_injection_blind_spot).
+    async with proxied(db_file) as client:
+        result = await client.call_tool("read_disguised", {})
+    assert not result.is_error and "classification is DATA" in text_of(result)
