@@ -542,3 +542,10 @@ def test_sweep_narrows_when_the_server_knows_the_omitted_sink(db, tmp_path):
     assert (kept.verdict, kept.detail["swept"]) == ("allow", True)
     mismatch = engine.decide("pay", {"to_account": "DE89370400440532013000", "amount": 10})
     assert (mismatch.verdict, mismatch.detail["swept"]) == ("ask", True)
+
+
+def test_list_changed_before_the_first_listing_keeps_trust_on_first_use(db):
+    engine = Engine.create("mail", "s1", db)
+    engine.tools_changed()  # server-everything announces a change before it was ever listed
+    engine.tools_listed(MAIL_TOOLS)
+    assert engine.decide("read_inbox", {}).verdict == "allow"
