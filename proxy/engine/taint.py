@@ -85,6 +85,7 @@ _SELF_DECLARED = re.compile(
 )
 MAX_TEXT = 16 * 1024 * 1024  # session text kept for substring matching
 MAX_SCAN = 2 * 1024 * 1024  # longest single text scanned for destinations
+MAX_SHARED_PER_RESULT = 10_000  # taint rows one result may queue for the shared database
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,7 @@ class TaintLog:
 
     def record(self, tool: str, seen: list[Sighting], texts: list[str]) -> None:
         now = time.time()
+        shared = 0
         for s in seen:
             known = self._memory.setdefault(s.value, {})
             if s.provenance in known:
@@ -238,6 +240,9 @@ class TaintLog:
             known[s.provenance] = Origin(
                 s.value, self.server, tool, self.session_id, now, s.provenance
             )
+            shared += 1
+            if shared > MAX_SHARED_PER_RESULT:
+                continue  # a data dump: this session still knows every value
             self._write(
                 "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
