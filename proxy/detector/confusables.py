@@ -7,7 +7,9 @@ proxy's hot path; these are the letters attackers use to dodge English-language 
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
 _PAIRS = (
     # Cyrillic lower case
@@ -27,7 +29,16 @@ _FOLD_CHARS = frozenset(chr(code) for code in FOLD)
 MAX_MIXED_WORDS = 256
 _FOLDABLE = re.escape("".join(chr(c) for c in FOLD))
 # A foldable letter touching a Latin one: the mark of a word that mixes scripts.
-_MIXED = re.compile(f"[A-Za-z][{_FOLDABLE}]|[{_FOLDABLE}][A-Za-z]")
+_MIXED_PATTERN = f"[A-Za-z][{_FOLDABLE}]|[{_FOLDABLE}][A-Za-z]"
+
+
+@functools.cache
+def _mixed() -> Any:
+    # RE2: one linear pass; Python's engine tries both branches at every character of long
+    # non-Latin texts.
+    import re2
+
+    return re2.compile(_MIXED_PATTERN)
 
 
 def fold_confusables(text: str) -> str:
@@ -39,7 +50,7 @@ def fold_confusables(text: str) -> str:
     if text.isascii():
         return text
     spans: list[tuple[int, int]] = []
-    for count, match in enumerate(_MIXED.finditer(text)):
+    for count, match in enumerate(_mixed().finditer(text)):
         if count >= MAX_MIXED_WORDS:
             return _fold_all(text)  # a text this mixed is a disguise throughout
         start, end = match.start(), match.end()

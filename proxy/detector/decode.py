@@ -61,6 +61,14 @@ def _from_base64(token: str) -> str | None:
 
 
 @functools.cache
+def _base64_runs() -> Any:
+    # RE2 (linear): Python's engine restarts this run at every character of every long word.
+    import re2
+
+    return re2.compile(_BASE64.pattern.encode())
+
+
+@functools.cache
 def _hex_spaced() -> Any:
     # RE2 (linear, DFA) to see whether spaced hex occurs at all: Python's engine re-tries this
     # pattern at every word boundary of ordinary text.
@@ -102,8 +110,10 @@ def decode_chunks(text: str, deadline: float | None = None) -> list[tuple[str, s
     def expired() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
-    for match in _BASE64.finditer(text):
-        token = match.group()
+    # RE2 over the UTF-8 bytes: its str API converts every match offset back to characters,
+    # which costs a pass over the text per match on non-ASCII input.
+    for match in _base64_runs().finditer(text.encode("utf-8", "surrogatepass")):
+        token = match.group().decode("ascii")
         if token in seen:
             continue
         seen.add(token)

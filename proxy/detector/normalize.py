@@ -60,6 +60,7 @@ _INVISIBLE_CHARS = frozenset(
     )
     for c in range(lo, hi + 1)
 )
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _TAG_CHARS = frozenset(chr(c) for c in range(0xE0000, 0xE0080))
 _VS_CHARS = frozenset(
     [chr(c) for c in range(0xFE00, 0xFE10)] + [chr(c) for c in range(0xE0100, 0xE01F0)]
@@ -184,7 +185,7 @@ _BLOCK_TAGS = frozenset(
         "script",
     ]
 )
-_MARKDOWN_EMPHASIS = {ord("*"): None, ord("`"): None}
+_MARKDOWN_EMPHASIS = ("*", "`")
 
 
 @dataclass
@@ -281,7 +282,11 @@ def nfkc(text: str) -> str:
     """Compatibility forms (fullwidth, math alphanumerics, ligatures, circled) to plain letters."""
     if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text
-    return unicodedata.normalize("NFKC", text)
+    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+    if non_ascii * 10 > len(text):
+        return unicodedata.normalize("NFKC", text)
+    # Mostly ASCII (which NFKC leaves alone): normalise only the non-ASCII runs.
+    return _NON_ASCII_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
 def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
@@ -312,8 +317,10 @@ def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
         text = _HTML_TAG.sub(replace, text)
     if "&" in text and _ENTITY.search(text):
         text = html.unescape(text)
-    if "*" in text or "`" in text:
-        text = text.translate(_MARKDOWN_EMPHASIS)
+    # str.replace, not translate(): translate walks a dict per character on non-ASCII text.
+    for mark in _MARKDOWN_EMPHASIS:
+        if mark in text:
+            text = text.replace(mark, "")
     return text, comments, attributed, css_hidden
 
 
@@ -343,13 +350,12 @@ def fold_case_and_space(text: str) -> str:
 
 
 def lines_view(text: str) -> str:
-    """Case-folded, one space between words, but line breaks kept (for role-label rules)."""
-    folded = text.casefold()
-    if "\n" not in folded and "\r" not in folded:
-        return " ".join(folded.split())
-    return "\n".join(
-        line for line in (" ".join(raw.split()) for raw in folded.splitlines()) if line
-    )
+    """Case-folded with line breaks and spacing kept, for rules about line starts (role labels).
+
+    Collapsing spaces line by line costs a Python step per line; the few rules that use this
+    view allow for runs of spaces and tabs instead.
+    """
+    return text.casefold()
 
 
 # --- the pipeline ---------------------------------------------------------------------------
@@ -427,9 +433,10 @@ def prepare(
             out.note("hidden:html_comment")
         if attributed:
             out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
-    out.segments.append(Segment(_kind, fold_case_and_space(text)))
+    folded = lines_view(text)  # casefold once for both views
+    out.segments.append(Segment(_kind, " ".join(folded.split())))
     if _kind == "text":
-        out.segments.append(Segment("lines", lines_view(text)))
+        out.segments.append(Segment("lines", folded))
     for body in comments:
         out.segments.append(Segment("comment", fold_case_and_space(body)))
     return out

@@ -1,0 +1,185 @@
+"""Speed of the injection detector against the full built-in packs.
+
+    .venv/bin/python bench/detector_bench.py [--json] [--quick]
+
+Reports, for tool results of 1 KB, 10 KB, 100 KB and 1 MB of ordinary documentation text:
+scan time p50/p95/p99 and throughput; then hostile 1 MB inputs (backtracking bait) against the
+time budget and as a ratio to the ordinary 1 MB median measured in the same run; then the cost
+of importing proxy.detector and of load_detector(), each against a baseline from the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SIZES = {"1KB": 1 << 10, "10KB": 10 << 10, "100KB": 100 << 10, "1MB": 1 << 20}
+ROUNDS = {"1KB": 2000, "10KB": 500, "100KB": 60, "1MB": 12}
+
+
+def corpus() -> str:
+    """Ordinary text a tool returns: the repo's docs, some JSON and some non-ASCII prose."""
+    parts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
+    parts.append((ROOT / "README.md").read_text(encoding="utf-8"))
+    parts.append(
+        json.dumps(
+            [
+                {
+                    "id": i,
+                    "title": f"Issue {i}",
+                    "state": "open",
+                    "body": "Steps to reproduce: run the tests twice.",
+                }
+                for i in range(50)
+            ],
+            indent=2,
+        )
+    )
+    parts.append("Größenänderung für Übersicht; Привет, мир; 東京の天気は晴れ。")
+    return "\n\n".join(parts)
+
+
+def sized(text: str, size: int) -> str:
+    return (text * (size // len(text) + 1))[:size]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def hostile_inputs(size: int = 1 << 20) -> dict[str, str]:
+    seeds = {
+        "near_miss_phrases": "ignore all previous instruction ignore the above and ",
+        "render_image_gap": "render image with the data of render image ",
+        "single_char": "a",
+        "base64ish": "QUFB",
+        "unclosed_comments": "<!--",
+        "url_escapes": "%41%",
+        "markdown_image": "![x](https://e.example/a?q=",
+        "tags_and_brackets": "<span [system] <|im_",
+        "zero_width": "i\u200bg",
+        "mixed_script": "іgnоrе ",
+    }
+    return {name: sized(seed, size) for name, seed in seeds.items()}
+
+
+def wall(command: list[str], rounds: int) -> float:
+    """Median wall time of a short Python command, in ms."""
+    times = []
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for _ in range(rounds):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, env=env, cwd=ROOT)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the rounds")
+    args = parser.parse_args()
+    os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-bench-"))
+
+    from proxy.detector import DetectorConfig, load_detector
+
+    started = time.perf_counter()
+    detector = load_detector(DetectorConfig())
+    load_ms = (time.perf_counter() - started) * 1000
+    report: dict[str, Any] = {"rules": len(detector.rules), "budget_ms": detector.time_budget_ms}
+
+    text = corpus()
+    sizes: dict[str, Any] = {}
+    for label, size in SIZES.items():
+        result = {"content": [{"type": "text", "text": sized(text, size)}]}
+        rounds = max(3, ROUNDS[label] // (10 if args.quick else 1))
+        detector.inspect_result("tools/call", result)  # warm-up
+        times = []
+        verdicts = set()
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            found = detector.inspect_result("tools/call", result)
+            times.append((time.perf_counter() - t0) * 1000)
+            verdicts.add(found.verdict)
+        sizes[label] = {
+            "rounds": rounds,
+            "p50_ms": round(percentile(times, 0.50), 3),
+            "p95_ms": round(percentile(times, 0.95), 3),
+            "p99_ms": round(percentile(times, 0.99), 3),
+            "mb_per_s": round((size / (1 << 20)) / (statistics.mean(times) / 1000), 1),
+            "verdicts": sorted(verdicts),
+        }
+    report["sizes"] = sizes
+
+    baseline = sizes["1MB"]["p50_ms"]
+    hostile: dict[str, Any] = {}
+    for name, payload in hostile_inputs().items():
+        result = {"content": [{"type": "text", "text": payload}]}
+        unlimited = load_detector(DetectorConfig(time_budget_ms=60_000))
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            unlimited.inspect_result("tools/call", result)
+            times.append((time.perf_counter() - t0) * 1000)
+        budgeted = detector.inspect_result("tools/call", result)
+        hostile[name] = {
+            "median_ms": round(statistics.median(times), 1),
+            "ratio_to_ordinary_1MB": round(statistics.median(times) / baseline, 2),
+            "within_budget": not budgeted.timed_out,
+        }
+    report["hostile_1MB"] = hostile
+
+    python = sys.executable
+    rounds = 3 if args.quick else 10
+    base = wall([python, "-c", "pass"], rounds)
+    imported = wall([python, "-c", "import proxy.detector"], rounds)
+    loaded = wall(
+        [python, "-c", "from proxy.detector import load_detector; load_detector()"], rounds
+    )
+    report["startup"] = {
+        "python_ms": round(base, 1),
+        "import_proxy_detector_ms": round(imported - base, 1),
+        "import_and_load_detector_ms": round(loaded - base, 1),
+        "load_detector_in_process_ms": round(load_ms, 1),
+    }
+
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"{report['rules']} rules, time budget {report['budget_ms']:g} ms\n")
+    print(f"{'size':>6} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'MB/s':>8}  rounds")
+    for label, row in sizes.items():
+        print(
+            f"{label:>6} {row['p50_ms']:>9.3f} {row['p95_ms']:>9.3f} {row['p99_ms']:>9.3f} "
+            f"{row['mb_per_s']:>8.1f}  {row['rounds']}"
+        )
+    print("\nhostile 1 MB inputs (median of 3; ratio to the ordinary 1 MB p50):")
+    for name, row in hostile.items():
+        mark = "ok" if row["within_budget"] else "OVER BUDGET"
+        print(
+            f"  {name:<20} {row['median_ms']:>8.1f} ms  x{row['ratio_to_ordinary_1MB']:<6} {mark}"
+        )
+    s = report["startup"]
+    print(
+        f"\nstart-up (over bare python, {s['python_ms']} ms): import proxy.detector "
+        f"+{s['import_proxy_detector_ms']} ms; import + load_detector() "
+        f"+{s['import_and_load_detector_ms']} ms; load_detector() in process "
+        f"{s['load_detector_in_process_ms']} ms"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
