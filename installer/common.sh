@@ -23,3 +23,13 @@ GW_APP_LOG="$GW_DATA/tray-start.log"
 
 say() { printf 'gatewatch: %s\n' "$*"; }
 die() { printf 'gatewatch: error: %s\n' "$*" >&2; exit 1; }
+
+# Is the tray app serving its socket? Asks the installed Gatewatch where the socket lives.
+gw_app_running() {
+  local sock
+  [ -x "$GW_VENV/bin/python" ] || return 1
+  sock="$("$GW_VENV/bin/python" -I -c \
+    'from proxy.paths import runtime_dir; print(runtime_dir() / "gatewatch.sock")' 2>/dev/null)" \
+    || return 1
+  [ -S "$sock" ]
+}

@@ -33,6 +33,10 @@ command -v "$python" >/dev/null 2>&1 || die "$python not found: install Python 3
 "$python" -c 'import venv, ensurepip' 2>/dev/null \
   || die "$python cannot make virtual environments: install python3-venv (apt) and run again"
 
+# Checked before pip replaces the code under it.
+running=0
+if gw_app_running; then running=1; fi
+
 # Re-use a working venv (upgrade in place); replace one whose Python is gone or too old.
 if [ -x "$GW_VENV/bin/python" ] \
   && "$GW_VENV/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -105,6 +109,11 @@ else
   "$GW_VENV/bin/python" -I -m proxy.doctor.qt_libs || qt_ok=0
 fi
 
+if [ "$running" = 1 ]; then
+  say "installed; the tray app is still running the old version: quit it from its menu and" \
+    "start it again (gatewatch)"
+  exit 0
+fi
 if [ "$launch" = 0 ]; then
   say "installed; start the tray app with: gatewatch"
   exit 0

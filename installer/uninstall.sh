@@ -55,6 +55,9 @@ if [ -x "$python" ]; then
   fi
 fi
 
+running=0
+if gw_app_running; then running=1; fi
+
 if [ "$GW_OS" = "Darwin" ]; then
   launchctl bootout "gui/$(id -u)/$GW_LAUNCH_AGENT_LABEL" 2>/dev/null || true
   rm -f "$GW_LAUNCH_AGENT"
@@ -77,4 +80,6 @@ else
   rmdir "$GW_DATA" 2>/dev/null || true
   say "removed Gatewatch; your data stays in $GW_DATA and $GW_CONFIG (--purge deletes it)"
 fi
-say "if the tray app is still running, quit it from its menu"
+if [ "$running" = 1 ]; then
+  say "the tray app is still running (from the removed files): quit it from its menu"
+fi

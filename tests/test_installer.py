@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ def home_env(home: Path) -> dict[str, str]:
            if not k.startswith("XDG_") and k not in ("GATEWATCH_HOME", "PYTHONPATH", "DISPLAY",
                                                      "WAYLAND_DISPLAY")}
     env["HOME"] = str(home)
+    env["XDG_RUNTIME_DIR"] = str(home / "run")
     return env
 
 
@@ -86,6 +88,20 @@ def test_uninstall_yes_unwraps_then_removes_everything_but_data(installed: Path)
     purge = sh("uninstall.sh", "--yes", "--purge", home=installed)
     assert purge.returncode == 0, purge.stderr
     assert not data.exists()
+
+
+def test_uninstall_says_when_the_tray_app_is_still_running(installed: Path) -> None:
+    runtime = installed / "run"  # XDG_RUNTIME_DIR: platformdirs ignores it unless private
+    runtime.mkdir(mode=0o700)
+    runtime.chmod(0o700)
+    sock_dir = runtime / "gatewatch"
+    sock_dir.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as app:
+        app.bind(str(sock_dir / "gatewatch.sock"))
+        app.listen()
+        done = sh("uninstall.sh", "--yes", home=installed)
+    assert done.returncode == 0, done.stderr
+    assert "the tray app is still running" in done.stdout
 
 
 def test_uninstall_keeps_a_gatewatch_link_it_did_not_make(installed: Path) -> None:
