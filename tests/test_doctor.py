@@ -73,7 +73,29 @@ def test_group_readable_socket_dir_fails(gw_home: Path) -> None:
     code, report = doctor()
     assert code == 2
     line = finding(report, "socket-dir")
-    assert line["status"] == "FAIL" and "0750" in line["summary"]
+    assert line["status"] == "FAIL" and "mode 750" in line["summary"]
+
+
+def test_socket_dir_reports_a_running_app_and_a_stale_socket(gw_home: Path) -> None:
+    run = gw_home / "run"
+    run.mkdir(mode=0o700)
+    path = str(run / "gatewatch.sock")
+    with socket.socket(socket.AF_UNIX) as app:
+        app.bind(path)
+        app.listen()
+        _, report = doctor()
+        assert finding(report, "socket-dir")["summary"].endswith("tray app running")
+    # The listener is gone but its file stays, as after a crash.
+    _, report = doctor()
+    assert "stale socket file" in finding(report, "socket-dir")["summary"]
+
+
+def test_too_long_socket_path_fails(tmp_path: Path) -> None:
+    home = tmp_path / ("deep" * 30)
+    home.mkdir()
+    code, report = doctor({"GATEWATCH_HOME": str(home)})
+    line = finding(report, "socket-dir")
+    assert code == 2 and "longer than" in line["summary"]
 
 
 def test_private_socket_dir_passes(gw_home: Path) -> None:

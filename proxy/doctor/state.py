@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import stat
 import sys
+from pathlib import Path
 
 from proxy import paths
 from proxy.doctor.report import CheckResult, Status
@@ -55,29 +57,40 @@ def check_database() -> list[CheckResult]:
 
 
 def check_socket_dir() -> list[CheckResult]:
-    directory = paths.runtime_dir()
     if sys.platform == "win32":
         return [CheckResult("socket-dir", Status.OK, "named pipe (no directory on Windows)")]
+    from proxy.ipc import address
+
+    directory = paths.runtime_dir()
+    try:
+        if directory.exists():
+            socket_path = address.secure_socket_dir(create=False)
+        else:
+            socket_path = directory / address.SOCKET_NAME
+            if len(os.fsencode(socket_path)) > address.MAX_SOCKET_PATH:
+                raise address.SocketDirError(
+                    f"socket path {socket_path} is longer than {address.MAX_SOCKET_PATH} "
+                    "bytes: set GATEWATCH_HOME to a shorter directory"
+                )
+    except address.SocketDirError as exc:
+        return [CheckResult("socket-dir", Status.FAIL, str(exc),
+                            "proxies cannot reach the tray app until this is fixed")]
     if not directory.exists():
         return [
             CheckResult("socket-dir", Status.OK, f"{directory} not created yet (made 0700 on use)")
         ]
-    info = directory.stat()
-    mode = stat.S_IMODE(info.st_mode)
-    if info.st_uid != os.getuid():
-        return [
-            CheckResult(
-                "socket-dir", Status.FAIL, f"{directory} is owned by uid {info.st_uid}, not you",
-                f"remove it (proxies and the app refuse to use it): rm -r {directory}",
-            )
-        ]
-    if mode & 0o077:
-        return [
-            CheckResult(
-                "socket-dir", Status.FAIL, f"{directory} has mode {mode:04o}: others can reach it",
-                f"chmod 700 {directory}",
-            )
-        ]
-    socket = directory / "gatewatch.sock"
-    app = "tray app socket present" if socket.exists() else "tray app not running"
-    return [CheckResult("socket-dir", Status.OK, f"{directory} mode {mode:04o}, {app}")]
+    mode = stat.S_IMODE(directory.stat().st_mode)
+    return [CheckResult("socket-dir", Status.OK, f"{directory} mode {mode:04o}, "
+                        f"{_app_state(socket_path)}")]
+
+
+def _app_state(socket_path: Path) -> str:
+    if not socket_path.exists():
+        return "tray app not running"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(socket_path))
+        except OSError:
+            return "stale socket file (the tray app replaces it when it starts)"
+    return "tray app running"
