@@ -24,6 +24,7 @@ from proxy.jsonrpc import GW_ID_PREFIX, id_key, id_text, kind_of
 from proxy.session import Session
 from proxy.stdio import ByteWriter
 
+UNPARSED = object()  # what _parse returns for a frame it forwarded without parsing
 MAX_PARSE = 64 * 1024 * 1024  # frames above this are forwarded untouched, audited as oversize
 INSPECTED_METHODS = ("tools/call", "resources/read", "prompts/get")
 # Maps a Gatewatch-held call to the coroutine that settles it (set by the ask chain's wiring).
@@ -142,25 +143,33 @@ class Relay:
 
     # ---- client → upstream ---------------------------------------------------------------
 
-    async def _from_client(self, line: Line) -> None:
-        data = line.data
+    async def _parse(
+        self, data: bytes, direction: str, send: Callable[[bytes], Awaitable[None]]
+    ) -> Any:
+        """The frame's JSON value; or, for an oversize or non-JSON frame, forward it untouched,
+        audit it, and return UNPARSED."""
         size = len(data)
         if size > self.max_parse:
             await self.record(
-                AuditEvent("c2s", "oversize", size=size, payload=data[:PAYLOAD_LIMIT])
+                AuditEvent(direction, "oversize", size=size, payload=data[:PAYLOAD_LIMIT])
             )
-            await self.to_server(data)
-            return
-        try:
-            msg = jsonrpc.loads(data)
-        except ValueError:
-            if data.strip():
-                await self.record(AuditEvent("c2s", "parse_error", size=size, payload=data))
-            await self.to_server(data)
+        else:
+            try:
+                return jsonrpc.loads(data)
+            except ValueError:
+                if data.strip():
+                    await self.record(AuditEvent(direction, "parse_error", size=size, payload=data))
+        await send(data)
+        return UNPARSED
+
+    async def _from_client(self, line: Line) -> None:
+        data = line.data
+        msg = await self._parse(data, "c2s", self.to_server)
+        if msg is UNPARSED:
             return
         if isinstance(msg, list):
             await self._client_batch(msg, data)
-        elif await self._client_message(msg, data, size):
+        elif await self._client_message(msg, data, len(data)):
             await self.to_server(data)
 
     async def _client_message(self, msg: Any, data: bytes, size: int) -> bool:
@@ -425,19 +434,8 @@ class Relay:
 
     async def _from_server(self, line: Line) -> None:
         data = line.data
-        size = len(data)
-        if size > self.max_parse:
-            await self.record(
-                AuditEvent("s2c", "oversize", size=size, payload=data[:PAYLOAD_LIMIT])
-            )
-            await self.to_client(data)
-            return
-        try:
-            msg = jsonrpc.loads(data)
-        except ValueError:
-            if data.strip():
-                await self.record(AuditEvent("s2c", "parse_error", size=size, payload=data))
-            await self.to_client(data)
+        msg = await self._parse(data, "s2c", self.to_client)
+        if msg is UNPARSED:
             return
         if isinstance(msg, list):
             out = [await self._server_message(m, len(jsonrpc.dumps(m))) for m in msg]
@@ -447,7 +445,7 @@ class Relay:
                 members = [o if o is not None else m for m, o in zip(msg, out, strict=True)]
                 await self.to_client(jsonrpc.dumps(members) + b"\n")
             return
-        replacement = await self._server_message(msg, size)
+        replacement = await self._server_message(msg, len(data))
         if replacement is None:
             await self.to_client(data)
         else:

@@ -85,18 +85,7 @@ async def run_proxy(opts: RunOptions) -> int:
     except upstream.UpstreamStartError as exc:
         return await _start_failed(session, audit, str(exc), opts)
     session.upstream_pid = proc.pid
-    await audit.start()
-    audit.execute(
-        INSERT_SESSION,
-        (
-            session.id,
-            session.server,
-            jsonrpc.dumps(session.command).decode(),
-            session.pid,
-            proc.pid,
-            session.started_at,
-        ),
-    )
+    await _open_audit(audit, session)
     assert proc.stdin is not None and proc.stdout is not None
     relay = Relay(
         session,
@@ -157,9 +146,7 @@ async def run_proxy(opts: RunOptions) -> int:
             s2c.cancel()
     for task in (c2s, stopper, gone, loading, *relay.held.values()):
         task.cancel()
-    await asyncio.gather(
-        c2s, stopper, gone, loading, *relay.held.values(), return_exceptions=True
-    )
+    await asyncio.gather(c2s, stopper, gone, loading, *relay.held.values(), return_exceptions=True)
 
     if health is not None:
         health.close()
@@ -167,6 +154,21 @@ async def run_proxy(opts: RunOptions) -> int:
     audit.execute(END_SESSION, (time.time(), code, reason, session.id))
     await audit.close()
     return code
+
+
+async def _open_audit(audit: AuditWriter, session: Session) -> None:
+    await audit.start()
+    audit.execute(
+        INSERT_SESSION,
+        (
+            session.id,
+            session.server,
+            jsonrpc.dumps(session.command).decode(),
+            session.pid,
+            session.upstream_pid,
+            session.started_at,
+        ),
+    )
 
 
 async def _load_components(
@@ -221,19 +223,7 @@ async def _start_failed(
 ) -> int:
     """Say why on stderr, audit it, and answer the client's first request with an error."""
     print(f"gatewatch: {message}", file=sys.stderr)
-    now = time.time()
-    await audit.start()
-    audit.execute(
-        INSERT_SESSION,
-        (
-            session.id,
-            session.server,
-            jsonrpc.dumps(session.command).decode(),
-            session.pid,
-            None,
-            now,
-        ),
-    )
+    await _open_audit(audit, session)
     await audit.put_wait(
         AuditEvent("gw", "lifecycle", verdict="deny", contract="upstream", reason=message)
     )
