@@ -4,7 +4,7 @@
 
 Drives requests through (a) the upstream directly, (b) bench/raw_relay.py (the floor: one
 asyncio hop, no parsing), (c) `gatewatch run`, (d) the peer `bulwark run` (if installed), with a
-fast raw echo upstream (this file with --echo-upstream) that answers each request line with a
+fast raw echo upstream (tests/upstreams/bench_echo.py) that answers each request line with a
 response of the same size. Reports p50/p95/p99 of one-at-a-time round trips, pipelined
 throughput, the ratios c/a, c/b, c/d, cold start (first response through the proxy minus
 direct), and the audit queue's high-water mark at a steady request rate.
@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import shlex
 import shutil
 import statistics
@@ -34,28 +33,11 @@ ROOT = HERE.parent.parent
 PY = sys.executable
 LIMIT = 1 << 27
 
-# ---- the echo upstream (runs in its own process) --------------------------------------------
-
-_ID = re.compile(rb'"id":\s*("[^"]*"|-?\d+)')
-
-
-def echo_upstream() -> None:
-    """Answer `{"jsonrpc","id","method","params":P}` with `{"jsonrpc","id","result":P}`."""
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    for line in stdin:
-        m = _ID.search(line, 0, 64)
-        start = line.find(b'"params":')
-        if m is None or start < 0:
-            continue
-        stdout.write(b'{"jsonrpc":"2.0","id":' + m.group(1) + b',"result":' + line[start + 9 :])
-        stdout.flush()
-
-
 # ---- targets ----------------------------------------------------------------------------------
 
 
 def upstream_cmd() -> list[str]:
-    return [PY, str(HERE), "--echo-upstream"]
+    return [PY, "-S", str(ROOT / "tests" / "upstreams" / "bench_echo.py")]
 
 
 def gatewatch_cmd(db: Path) -> list[str]:
@@ -165,17 +147,30 @@ async def measure(cmd: list[str], env: dict[str, str], size: int, n: int) -> dic
     }
 
 
-async def cold_start(cmd: list[str], env: dict[str, str], repeat: int) -> float:
-    """Median ms from spawn to the first response."""
-    times: list[float] = []
-    line = request(1, 200)
+INIT = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"relay-bench","version":"1"}}}\n'
+)
+TOOLS_LIST = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"tools":[]}}\n'
+
+
+async def cold_start(cmd: list[str], env: dict[str, str], repeat: int) -> dict[str, float]:
+    """Median ms from spawn to the `initialize` answer (first) and the `tools/list` one (ready).
+
+    The echo upstream answers tools/list with its params, an empty tool list: through gatewatch
+    that answer waits until the policy engine is loaded, as a real client's would.
+    """
+    first: list[float] = []
+    ready: list[float] = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         target = await Target.start(cmd, env)
-        assert await target.roundtrip(line)
-        times.append((time.perf_counter() - t0) * 1000)
+        assert await target.roundtrip(INIT)
+        first.append((time.perf_counter() - t0) * 1000)
+        assert await target.roundtrip(TOOLS_LIST)
+        ready.append((time.perf_counter() - t0) * 1000)
         await target.close()
-    return statistics.median(times)
+    return {"first": statistics.median(first), "ready": statistics.median(ready)}
 
 
 async def audit_high_water(db: Path, rate: int, seconds: float, size: int) -> dict[str, Any]:
@@ -246,11 +241,12 @@ def print_report(report: dict[str, Any], out: Callable[[str], None] = print) -> 
             )
         out("  " + ", ".join(f"{k} {v:.2f}x" for k, v in block["ratios"].items()))
     cs = report["cold_start_ms"]
-    out(
-        "\ncold start (median ms to first response): "
-        + ", ".join(f"{k} {v:.1f}" for k, v in cs.items())
-    )
-    out(f"  added by gatewatch: {cs['gatewatch'] - cs['direct']:.1f} ms")
+    for key, what in (("first", "initialize answered"), ("ready", "tools/list answered")):
+        out(
+            f"\ncold start, median ms from spawn to {what}: "
+            + ", ".join(f"{name} {v[key]:.1f}" for name, v in cs.items())
+        )
+        out(f"  added by gatewatch: {cs['gatewatch'][key] - cs['direct'][key]:.1f} ms")
     for a in report["audit"]:
         out(
             f"audit queue at {a['requests_per_s']} req/s: high water {a['high_water']} of "
@@ -284,9 +280,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> int:
-    if "--echo-upstream" in sys.argv:
-        echo_upstream()
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="requests per size and target")
     parser.add_argument("--sizes", default="200,4096,65536", help="frame sizes in bytes")
