@@ -118,3 +118,21 @@ def test_second_launch_wakes_the_first_and_quits(gw_home: Path) -> None:
         if first.poll() is None:
             first.kill()
             first.wait()
+
+
+def test_qt_binding_keeps_python_references() -> None:
+    """PySide6 6.12.0's Signal.emit() dropped a reference to True on every call; on Python
+    3.11 the app then aborts after enough signals ("bool_dealloc"). pyproject excludes it."""
+    import sys
+
+    from PySide6.QtCore import QObject, Signal
+
+    class Emitter(QObject):
+        fired = Signal()
+
+    emitter = Emitter()
+    emitter.fired.connect(lambda: None)
+    before = sys.getrefcount(True)
+    for _ in range(100):
+        emitter.fired.emit()
+    assert sys.getrefcount(True) >= before - 5
