@@ -230,3 +230,36 @@ async def test_controls_reach_the_proxy_and_heartbeats_reach_the_app() -> None:
 async def _until(condition: Any) -> None:
     while not condition():
         await asyncio.sleep(0.01)
+
+
+async def test_interactive_approver_reads_answers_from_its_terminal() -> None:
+    import subprocess
+
+    from tests.support import GATEWATCH, child_env
+
+    proc = await asyncio.create_subprocess_exec(
+        *GATEWATCH, "approve", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, env=child_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    app = link()
+    try:
+        assert b"serving" in await asyncio.wait_for(proc.stdout.readline(), 20)
+        assert await app.wait_connected(20)
+        first = asyncio.create_task(app.ask(ask("s1-1"), timeout=60))
+        second = asyncio.create_task(app.ask({**ask("s1-2"), "destination": None,
+                                               "remember_choices": ["once", "session"]}, 60))
+        proc.stdin.write(b"y\nf\n")  # allow s1-1, remember forever
+        proc.stdin.write(b"y\nforever\n")  # s1-2 does not offer forever: once
+        await proc.stdin.drain()
+        one, two = await asyncio.wait_for(asyncio.gather(first, second), 30)
+        assert one is not None and (one["allow"], one["remember"]) == (True, "forever")
+        assert two is not None and (two["allow"], two["remember"]) == (True, "once")
+        proc.stdin.write(b"n\n")
+        await proc.stdin.drain()
+        third = await app.ask(ask("s1-3"), timeout=30)
+        assert third is not None and third["allow"] is False
+    finally:
+        await app.close()
+        proc.terminate()
+        await proc.wait()
