@@ -27,7 +27,7 @@ pytestmark = pytest.mark.e2e
 
 def _run_wires_the_app() -> bool:
     # Until `gatewatch run` connects its ask chain to the local socket there is nobody to ask.
-    sources = [ROOT / "proxy" / name for name in ("runner.py", "relay.py", "gate.py")]
+    sources = [*(ROOT / "proxy").glob("*.py"), ROOT / "proxy" / "cli" / "run_cmd.py"]
     return any("AppLink" in p.read_text() for p in sources if p.exists())
 
 
