@@ -20,6 +20,9 @@ CONTRACTS = {
     "allowlist": "the tool is not on this server's allowlist",
     "budget": "the tool went over its call budget",
     "constraints": "an argument is outside what the policy allows",
+    "constraint": "an argument is outside what the policy allows",
+    "paused": "the server is paused in Gatewatch",
+    "default": "no rule covered this call",
     "injection": "an argument looks like an injection payload",
     "detector": "the result looked like a prompt injection",
 }
@@ -28,7 +31,14 @@ CONTRACTS = {
 def headline(q: Question) -> str:
     if q.destination:
         return f"{q.tool} on {q.server} wants to send to {q.destination}"
-    if q.detail and q.detail.get("diff"):
+    pin = (q.detail or {}).get("pin")
+    if pin == "new":
+        return f"{q.tool} on {q.server} is a new tool you have not approved"
+    if pin == "unlisted":
+        return f"{q.tool} on {q.server} is not in the server's list of tools"
+    if pin == "flagged":
+        return f"The description of {q.tool} on {q.server} looks like a prompt injection"
+    if pin == "changed" or (q.detail and q.detail.get("diff")):
         return f"{q.tool} on {q.server} changed since you approved it"
     return f"{q.tool} on {q.server} needs your approval"
 

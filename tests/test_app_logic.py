@@ -169,3 +169,24 @@ def test_remember_choices_follow_the_question() -> None:
     offered = Question.from_message({"type": "ask", "ask_id": "3", "destination": "a@b.c",
                                      "remember_choices": ["once"]})
     assert offered.remember_choices == ("once",)
+
+
+@pytest.mark.parametrize(
+    ("destination", "detail", "headline"),
+    [
+        ("a@b.c", None, "send_email on gmail wants to send to a@b.c"),
+        (None, {"pin": "new", "diff": "+x"}, "send_email on gmail is a new tool you have not"
+                                              " approved"),
+        (None, {"pin": "changed", "diff": "-x\n+y"}, "send_email on gmail changed since you"
+                                                      " approved it"),
+        (None, {}, "send_email on gmail needs your approval"),
+    ],
+)
+def test_headline_says_what_is_happening(destination: str | None, detail: dict[str, str] | None,
+                                         headline: str) -> None:
+    from app.wording import headline as say
+
+    q = Question.from_message({"type": "ask", "ask_id": "1", "server": "gmail",
+                               "tool": "send_email", "destination": destination,
+                               "detail": detail}, now=0)
+    assert say(q) == headline
