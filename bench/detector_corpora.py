@@ -129,7 +129,7 @@ def agentdojo_outputs(version: str) -> tuple[list[Sample], list[Sample]]:
     for suite_name, suite in get_suites(version).items():
         runtime = FunctionsRuntime(suite.tools)
 
-        def replay(env: Any, calls: list[Any]) -> Iterator[str]:
+        def replay(env: Any, calls: list[Any], runtime: Any = runtime) -> Iterator[str]:
             for call in calls:
                 result, error = runtime.run_function(env, call.function, dict(call.args))
                 yield error or tool_result_to_str(result)

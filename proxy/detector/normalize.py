@@ -8,7 +8,6 @@ the same way, and signals (hiding techniques seen) that signal rules score.
 
 from __future__ import annotations
 
-import html
 import re
 import time
 import unicodedata
@@ -316,6 +315,8 @@ def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
 
         text = _HTML_TAG.sub(replace, text)
     if "&" in text and _ENTITY.search(text):
+        import html  # its entity table costs import time; most results have no entities
+
         text = html.unescape(text)
     # str.replace, not translate(): translate walks a dict per character on non-ASCII text.
     for mark in _MARKDOWN_EMPHASIS:

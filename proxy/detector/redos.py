@@ -28,6 +28,7 @@ sre_c: Any = importlib.import_module(
     "re._constants" if sys.version_info >= (3, 11) else "sre_constants"
 )
 
+CHECKER_VERSION = 1  # bump when a check changes, so remembered verdicts are re-checked
 MAX_MATCH_WIDTH = 1000  # also the overlap between scan windows
 MAX_COST = 50_000  # estimated match attempts per start position
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector.errors import PackError
-from proxy.detector.redos import pattern_problems
+from proxy.detector.safe_patterns import checked_pattern_problems
 from proxy.detector.yamlfile import LineDict, load_yaml
 
 CLASSES = frozenset(
@@ -216,7 +216,7 @@ def _rule(path: Path, item: Any, list_line: int) -> Rule:
     if pattern is not None:
         if not isinstance(pattern, str) or not pattern:
             raise fail("pattern", "`pattern` must be a non-empty string")
-        problems = pattern_problems(pattern)
+        problems = checked_pattern_problems(pattern)
         if problems:
             raise fail("pattern", "unsafe pattern: " + "; ".join(problems))
     elif signal not in SIGNALS:
