@@ -7,6 +7,8 @@ runs out. Every text from a proxy is shown as plain text, never as markup.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QHideEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
@@ -107,6 +109,10 @@ class ApprovalPopup(QDialog):
         self.deny_button.clicked.connect(lambda: self._answer(Answer.deny()))
         self.allow_button.clicked.connect(self._allow)
 
+        # Without a running countdown the client's own deadline still applies: say when.
+        self.deadline_note = QLabel()
+        self.deadline_note.setObjectName("caption")
+
         self._guard = QTimer(self, singleShot=True, interval=GUARD_MS)
         self._guard.timeout.connect(lambda: self.allow_button.setEnabled(True))
         self._tick = QTimer(self, interval=TICK_MS)
@@ -142,6 +148,7 @@ class ApprovalPopup(QDialog):
         remember_box.addLayout(forever_row)
         layout.addLayout(remember_box)
         buttons = QHBoxLayout()
+        buttons.addWidget(self.deadline_note)
         buttons.addStretch(1)
         buttons.addWidget(self.deny_button)
         buttons.addWidget(self.allow_button)
@@ -259,6 +266,11 @@ class ApprovalPopup(QDialog):
     def _update_deny_label(self) -> None:
         suffix = self.countdown.label()
         self.deny_button.setText(f"Deny ({suffix})" if suffix else "Deny")
+        if self.group is None or self.countdown.running:
+            self.deadline_note.clear()
+            return
+        left = math.ceil(self.group.seconds_left())
+        self.deadline_note.setText(f"The client stops waiting in {left} s")
 
     def _toggle_details(self, shown: bool) -> None:
         self.preview.setVisible(shown)

@@ -111,6 +111,8 @@ def test_any_interaction_pauses_the_countdown(popup: ApprovalPopup, qtbot: QtBot
         popup._on_tick()
     assert got == []
     assert popup.countdown.remaining > 0
+    # The client's own deadline still runs, and the popup says so.
+    assert popup.deadline_note.text().startswith("The client stops waiting in 11")
 
 
 def test_countdown_can_be_off(popup: ApprovalPopup) -> None:
