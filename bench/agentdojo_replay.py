@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # What a user of these suites would write for Gatewatch: which tools send somewhere and
-# through which argument, their own company's domain, and which outputs are their own data.
+# through which argument, their own company's domain, and which outputs are their own data
+# (account details, the address book, the workspace's member list).
 POLICY = """
 trusted_destinations: ["*@bluesparrowtech.com"]
 servers:
@@ -46,6 +47,8 @@ servers:
       create_calendar_event: {exfiltrating: true, sink_params: [participants]}
       add_calendar_event_participants: {exfiltrating: true, sink_params: [participants]}
       share_file: {exfiltrating: true, sink_params: [email]}
+      search_contacts_by_name: {output_trusted: true}
+      search_contacts_by_email: {output_trusted: true}
       delete_file: {max_calls: 3}
       delete_email: {max_calls: 3}
   travel:
@@ -69,6 +72,7 @@ servers:
       add_user_to_channel: {exfiltrating: true, sink_params: [user]}
       post_webpage: {exfiltrating: true, sink_params: [url]}
       get_webpage: {exfiltrating: true, sink_params: [url]}
+      get_users_in_channel: {output_trusted: true}
       remove_user_from_slack: {max_calls: 1}
 """
 

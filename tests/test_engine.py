@@ -415,11 +415,14 @@ def test_labelled_line_in_a_document_is_a_contact(db, tmp_path):
     assert (d.verdict, d.origin and d.origin["provenance"]) == ("ask", "structured")
 
 
-def test_trusted_output_is_not_taint(db, tmp_path):
+def test_trusted_output_is_not_taint_and_vouches_its_contacts(db, tmp_path):
     policy = SEND_POLICY + "      read_inbox: {output_trusted: true}\n"
     engine = make(db, policy=policy, tmp=tmp_path)
     engine.result_seen("read_inbox", INBOX)
     assert engine.decide("send_email", {"to": ["attacker@evil.example"]}).verdict == "ask"
+    vouched = engine.decide("send_email", {"to": ["lily.white@partner.example"]})
+    assert (vouched.verdict, vouched.contract) == ("allow", "sink_gate")
+    assert "trusted output" in vouched.reason
 
 
 def test_taint_crosses_servers_and_sessions_through_the_database(db_file, tmp_path):

@@ -22,7 +22,7 @@ from proxy.engine.destinations import destination_kind, normalize_destination
 from proxy.engine.packs import choose_pack, load_packs
 from proxy.engine.pinning import APPROVED, PinStore, ToolVersion, diff
 from proxy.engine.policy import Pack, PolicyDoc, PolicyError, load_policy, merge_tool
-from proxy.engine.taint import FREE_TEXT, STRUCTURED, TaintLog, sightings
+from proxy.engine.taint import FREE_TEXT, STRUCTURED, TaintLog, listed_values, sightings
 from proxy.engine.trustlist import TrustList
 
 Write = Callable[[str, tuple[Any, ...]], None]
@@ -76,6 +76,7 @@ class Engine:
         self._stale = False
         self._attempts: Counter[str] = Counter()
         self._approved: set[tuple[str, str]] = set()
+        self._vouched: dict[str, str] = {}  # contact -> the trusted tool that listed it
         self._cache: dict[str, ToolPolicy] = {}
         self._pack = self._choose_pack()
 
@@ -162,6 +163,11 @@ class Engine:
 
     def result_seen(self, tool: str, result: dict[str, Any]) -> None:
         if self._policy(tool).output_trusted:
+            # The user's own data (an address book, the workspace directory): the contacts it
+            # lists are vouched for this session; nothing in it is taint. Prose in it vouches
+            # for nothing.
+            for value in listed_values(result):
+                self._vouched.setdefault(value, tool)
             return
         seen, texts = sightings(result)
         self._taint.record(tool, seen, texts)
@@ -402,6 +408,8 @@ class Engine:
             return "allow", "approved by a human this session", None
         if self._trusted_in_db(tool, dest):
             return "allow", "remembered human approval", None
+        if dest in self._vouched:
+            return "allow", f"listed by {self.server}.{self._vouched[dest]} (trusted output)", None
         origin = self._taint.lookup(dest, destination_kind(dest) is not None)
         if origin is None:
             return "ask", "is not a vouched destination (unproven)", None

@@ -133,6 +133,20 @@ def _labelled(text: str, start: int, end: int) -> bool:
 
 def sightings(result: Any) -> tuple[list[Sighting], list[str]]:
     """Destination sightings in a tools/call result, and its free texts (for substring match)."""
+    return _sightings(_leaves_of(result))
+
+
+def listed_values(result: Any) -> set[str]:
+    """Every short value a result lists as data (names, ids, addresses), normalised: what a
+    trusted directory-like output vouches for."""
+    return {
+        normalize_destination(text)
+        for _path, _key, text in _leaves_of(result)
+        if len(text) <= 120 and "\n" not in text
+    } - {""}
+
+
+def _leaves_of(result: Any) -> list[tuple[str, str, str]]:
     leaves: list[tuple[str, str, str]] = []
     if isinstance(result, dict):
         structured = result.get("structuredContent")
@@ -156,7 +170,10 @@ def sightings(result: Any) -> tuple[list[Sighting], list[str]]:
                 leaves.append((f"content[{i}].uri", "uri", block["uri"]))
     else:
         _walk(result, "", "", leaves)
+    return leaves
 
+
+def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list[str]]:
     found: dict[tuple[str, str], Sighting] = {}
 
     def add(value: str, kind: str, provenance: str, path: str) -> None:
