@@ -27,6 +27,13 @@ def desktop_entry(executable: list[str]) -> str:
     return template.replace("@EXEC@", shlex.join(executable)).replace("@ICON@", str(icon))
 
 
+def launcher() -> list[str]:
+    """The installed `gatewatch` script beside this Python (what the installer's entry runs),
+    else this Python running the package."""
+    script = Path(sys.executable).with_name("gatewatch")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "proxy"]
+
+
 def set_enabled(enabled: bool) -> bool:
     """Write or remove the entry; False where this platform is not handled here."""
     if not sys.platform.startswith("linux"):
@@ -35,7 +42,7 @@ def set_enabled(enabled: bool) -> bool:
     path = autostart_file()
     if enabled:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(desktop_entry([sys.executable, "-m", "proxy"]), encoding="utf-8")
+        path.write_text(desktop_entry(launcher()), encoding="utf-8")
     else:
         path.unlink(missing_ok=True)
     return True

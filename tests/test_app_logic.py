@@ -190,3 +190,18 @@ def test_headline_says_what_is_happening(destination: str | None, detail: dict[s
                                "tool": "send_email", "destination": destination,
                                "detail": detail}, now=0)
     assert say(q) == headline
+
+
+def test_start_at_login_writes_and_removes_a_desktop_entry(gw_home: Path) -> None:
+    import sys
+
+    from app import autostart
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("XDG autostart is Linux only")
+    assert autostart.set_enabled(True)
+    entry = autostart.autostart_file().read_text()
+    assert "[Desktop Entry]" in entry and "@EXEC@" not in entry and "@ICON@" not in entry
+    assert f"Exec={autostart.launcher()[0]}" in entry
+    assert autostart.set_enabled(False)
+    assert not autostart.autostart_file().exists()
