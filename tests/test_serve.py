@@ -208,6 +208,18 @@ async def test_check_verdict_denies_injected_arguments_unless_the_detector_is_of
     assert allowed["verdict"] == "allow"
 
 
+async def test_an_edited_policy_counts_on_the_next_call(gw_home: Path) -> None:
+    send = {"server": "gmail", "tool": "send_email", "arguments": {"to": "ok@corp.example"}}
+    policy = gw_home / "config" / "policy.yaml"
+    policy.parent.mkdir()
+    async with serve("auto") as client:
+        assert (await call(client, "check_verdict", send))["verdict"] == "ask"
+        policy.write_text("servers:\n  gmail:\n    trusted_destinations: [ok@corp.example]\n")
+        assert (await call(client, "check_verdict", send))["verdict"] == "allow"
+        policy.write_text("servers:\n  gmail: 7\n")
+        assert f"{policy}:2" in await call_error(client, "check_verdict", send)
+
+
 async def test_check_verdict_names_a_broken_installed_policy(gw_home: Path) -> None:
     policy = gw_home / "config" / "policy.yaml"
     policy.parent.mkdir()

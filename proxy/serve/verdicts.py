@@ -1,7 +1,8 @@
 """The engine- and detector-backed tools of `gatewatch serve`, as plain functions.
 
 A hypothetical verdict never touches the user's audit log: the engine runs against a scratch
-database in a temporary directory, so nothing is pinned, counted or tainted for real.
+in-memory database, so nothing is pinned, counted or tainted for real. Packs and the detector
+are cached until one of their files changes (proxy.serve.fresh).
 """
 
 from __future__ import annotations
@@ -12,17 +13,44 @@ from typing import Any
 
 from proxy import paths
 from proxy.serve import packs_catalog
+from proxy.serve.fresh import Fresh, yaml_files
 from proxy.serve.parts import Unavailable, require
 
 SESSION = "gatewatch-serve-check"
 UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted texts are filed under
 
 
+def _load_detector() -> Any:
+    module = require("proxy.detector", "load_detector", "PackError")
+    try:
+        return module.load_detector()
+    except module.PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
+        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+
+
+def _detector_sources() -> list[Path]:
+    sources = yaml_files(paths.packs_dir(), paths.config_dir())
+    detector = require("proxy.detector", "DetectorConfig", "PackError")
+    try:
+        config = detector.DetectorConfig.load()
+    except detector.PackError:
+        return sources  # building the detector reports it
+    return sources + yaml_files(*config.extra_rule_paths, *config.rule_paths)
+
+
+def _load_packs() -> Any:
+    return require("proxy.engine.packs", "load_packs").load_packs()
+
+
+_detector: Fresh[Any] = Fresh(_load_detector, _detector_sources)
+_packs: Fresh[Any] = Fresh(_load_packs, lambda: yaml_files(paths.packs_dir()))
+
+
 def _scanner() -> Any:
     """The detector as the engine's argument scanner, as the proxy builds it (proxy.components):
     None when the detector is turned off in settings or not in this build."""
     try:
-        module = require("proxy.detector", "load_detector", "PackError")
+        require("proxy.detector", "load_detector", "PackError")
     except Unavailable:
         return None
     from proxy.settings import SettingsError, load_settings
@@ -32,10 +60,7 @@ def _scanner() -> Any:
             return None
     except SettingsError as exc:
         raise ValueError(str(exc)) from exc
-    try:
-        detector = module.load_detector()
-    except module.PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
-        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+    detector = _detector.get()
 
     def scan(text: str) -> tuple[bool, list[str], str]:
         found = detector.scan_text(text)
@@ -49,22 +74,24 @@ def check_verdict(
     policy_yaml: str | None,
 ) -> dict[str, Any]:
     engine_mod = require("proxy.engine", "Engine", "PolicyError", "load_policy")
-    packs_mod = require("proxy.engine.packs", "load_packs")
     from proxy.store.schema import connect
 
     with tempfile.TemporaryDirectory(prefix="gatewatch-check-") as tmp:
-        db = connect(Path(tmp) / "scratch.db")
+        db = connect(":memory:")
         draft = Path(tmp) / "policy.yaml"
         try:
             if policy_yaml is None:
-                engine = engine_mod.Engine.create(server, SESSION, db, text_scanner=_scanner())
+                user = paths.user_policy_path()
+                policy_file = user if user.exists() else None
             else:
                 # A draft policy stands in for the installed one (packs still apply).
                 draft.write_text(policy_yaml, encoding="utf-8")
-                engine = engine_mod.Engine(
-                    server, SESSION, db, packs_mod.load_packs(), [engine_mod.load_policy(draft)],
-                    text_scanner=_scanner(), policy_paths=(draft,),
-                )
+                policy_file = draft
+            docs = [engine_mod.load_policy(policy_file)] if policy_file is not None else []
+            engine = engine_mod.Engine(
+                server, SESSION, db, _packs.get(), docs, text_scanner=_scanner(),
+                policy_paths=(policy_file,) if policy_file is not None else (),
+            )
         except engine_mod.PolicyError as exc:
             if policy_yaml is None or exc.path != draft:
                 raise ValueError(str(exc)) from exc  # an installed file: name it
@@ -96,7 +123,6 @@ def check_verdict(
 
 def verify_policy(policy_yaml: str) -> dict[str, Any]:
     engine_mod = require("proxy.engine", "load_policy", "PolicyError")
-    packs_mod = require("proxy.engine.packs", "load_packs")
     with tempfile.TemporaryDirectory(prefix="gatewatch-verify-") as tmp:
         draft = Path(tmp) / "policy.yaml"
         draft.write_text(policy_yaml, encoding="utf-8")
@@ -104,7 +130,7 @@ def verify_policy(policy_yaml: str) -> dict[str, Any]:
             doc = engine_mod.load_policy(draft)
         except engine_mod.PolicyError as exc:
             return {"valid": False, "errors": [{"line": exc.line or None, "message": exc.reason}]}
-    known = {p.name for p in packs_mod.load_packs()}
+    known = {p.name for p in _packs.get()}
     errors = [
         {"line": None, "message": f"server {name!r} asks for unknown pack {rules.pack!r}; "
                                   f"known packs: {', '.join(sorted(known))}"}
@@ -126,12 +152,11 @@ def verify_policy(policy_yaml: str) -> dict[str, Any]:
 
 def list_policies(pack: str | None) -> dict[str, Any]:
     engine_mod = require("proxy.engine", "load_policy", "PolicyError")
-    packs_mod = require("proxy.engine.packs", "load_packs")
-    packs = packs_mod.load_packs()
+    packs = all_packs = _packs.get()
     if pack is not None:
-        packs = [p for p in packs if p.name == pack]
+        packs = [p for p in all_packs if p.name == pack]
         if not packs:
-            names = ", ".join(p.name for p in packs_mod.load_packs())
+            names = ", ".join(p.name for p in all_packs)
             raise ValueError(f"no server pack named {pack!r}; packs: {names}")
     user = paths.user_policy_path()
     user_info: dict[str, Any] = {"path": str(user), "exists": user.exists()}
@@ -154,11 +179,7 @@ def list_policies(pack: str | None) -> dict[str, Any]:
 
 
 def detect_injection(text: str) -> dict[str, Any]:
-    detector = require("proxy.detector", "load_detector", "PackError")
-    try:
-        found = detector.load_detector().scan_text(text)
-    except detector.PackError as exc:
-        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+    found = _detector.get().scan_text(text)
     return {
         "verdict": found.verdict,
         "score": round(found.score, 3),
