@@ -284,3 +284,10 @@ def test_answers_reach_the_proxy_side_applink(hub: Hub, asking: AskController,
     decision = out[-1]["decision"]
     assert decision["allow"] is True
     assert decision["remember"] == "forever" and decision["expires_in_s"] == 3600.0
+
+
+def test_the_socket_is_touched_so_cleaners_leave_it(hub: Hub) -> None:
+    path = socket_path.server_name()
+    os.utime(path, (1_000_000, 1_000_000))  # looks abandoned to a runtime-dir cleaner
+    hub._touch_socket()  # what the 30-minute timer runs
+    assert os.stat(path).st_atime > 1_000_000 and os.stat(path).st_mtime > 1_000_000
