@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -21,7 +21,6 @@ class LiveProxy:
     denied: int = 0
     last_verdict: str | None = None
     paused: bool = False
-    last_seen: float = field(default_factory=time.time)
 
     @property
     def client_label(self) -> str:
@@ -61,7 +60,6 @@ class LiveProxy:
             self.last_verdict = msg["last_verdict"]
         if isinstance(msg.get("paused"), bool):
             self.paused = msg["paused"]
-        self.last_seen = time.time()
 
 
 def uptime_text(started_at: float, now: float | None = None) -> str:

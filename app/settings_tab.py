@@ -107,9 +107,6 @@ class SettingsTab(QWidget):
             retention_days=self.retention.value(),
         )
 
-    def countdown_enabled(self) -> bool:
-        return self.countdown.isChecked()
-
     def save(self) -> None:
         settings = self.current()
         try:

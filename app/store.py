@@ -158,11 +158,3 @@ def recent_sessions(conn: sqlite3.Connection, limit: int = 50) -> list[SessionRo
         (limit,),
     ).fetchall()
     return [SessionRow(r[0], r[1].strip(), r[2], r[3], r[4], r[5], r[6]) for r in rows]
-
-
-def known_servers(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT server FROM sessions ORDER BY server")]
-
-
-def known_tools(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT tool FROM pins ORDER BY tool")]
