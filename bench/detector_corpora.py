@@ -157,8 +157,10 @@ def agentdojo_outputs(version: str) -> tuple[list[Sample], list[Sample]]:
                 env = user_task.init_environment(
                     suite.load_and_inject_default_environment(injections)
                 )
+                goal = " ".join(injection_task.GOAL.split())
                 for text in replay(env, user_task.ground_truth(env.model_copy(deep=True))):
-                    if injection_task.GOAL in text:
+                    # YAML output wraps long strings: compare with whitespace collapsed.
+                    if goal in " ".join(text.replace('\\"', '"').split()):
                         attacks.setdefault(text, (suite_name, text))
     return list(attacks.values()), [s for t, s in benign.items() if t not in attacks]
 
