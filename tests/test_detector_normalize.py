@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 
 import pytest
 
@@ -190,4 +191,4 @@ def test_phrase_split_across_content_items_is_found(detector):
 def test_windows_overlap_and_cover_everything():
     spans = windows(10_000, 4096, 1000)
     assert spans[0][0] == 0 and spans[-1][1] == 10_000
-    assert all(a[1] - b[0] == 1000 for a, b in zip(spans, spans[1:]))
+    assert all(a[1] - b[0] == 1000 for a, b in itertools.pairwise(spans))

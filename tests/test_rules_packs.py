@@ -124,3 +124,17 @@ def test_redos_check_rejects_catastrophic_shapes(pattern):
 )
 def test_redos_check_accepts_bounded_linear_patterns(pattern):
     assert pattern_problems(pattern) == []
+
+
+def test_only_safe_patterns_are_remembered(gw_home: Path, monkeypatch: pytest.MonkeyPatch):
+    from proxy.detector import safe_patterns
+
+    monkeypatch.setattr(safe_patterns, "_known", None)
+    assert safe_patterns.checked_pattern_problems("obey the tide") == []
+    assert safe_patterns.checked_pattern_problems("(a+)+") != []
+    stored = (gw_home / "data" / "detector-safe-patterns").read_text().split()
+    assert stored == [safe_patterns._key("obey the tide")]
+    monkeypatch.setattr(safe_patterns, "_known", None)  # another process: answered from the file
+    monkeypatch.setattr(safe_patterns, "pattern_problems", lambda p: ["checked again"])
+    assert safe_patterns.checked_pattern_problems("obey the tide") == []
+    assert safe_patterns.checked_pattern_problems("(a+)+") == ["checked again"]
