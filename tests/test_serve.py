@@ -230,6 +230,27 @@ async def test_check_verdict_names_a_broken_installed_policy(gw_home: Path) -> N
     assert f"{policy}:2" in error
 
 
+async def test_check_verdict_counts_remembered_approvals(db_file: Path) -> None:
+    conn = connect(db_file)
+    now = time.time()
+    for destination, revoked_at in (("kept@corp.example", None),
+                                    ("revoked@corp.example", now)):
+        conn.execute(
+            "INSERT INTO trust (server, tool, destination, created_at, revoked_at, decided_by) "
+            "VALUES ('gmail', 'send_email', ?, ?, ?, 'app')", (destination, now, revoked_at))
+    conn.close()
+    before = db_file.read_bytes()
+    send = {"server": "gmail", "tool": "send_email"}
+    async with serve("auto") as client:
+        kept = await call(client, "check_verdict", {
+            **send, "arguments": {"to": "kept@corp.example"}})
+        revoked = await call(client, "check_verdict", {
+            **send, "arguments": {"to": "revoked@corp.example"}})
+    assert kept["verdict"] == "allow" and "remembered" in kept["reason"]
+    assert revoked["verdict"] == "ask"
+    assert db_file.read_bytes() == before
+
+
 async def test_check_verdict_never_writes_the_audit_log(gw_home: Path) -> None:
     async with serve("auto") as client:
         await call(client, "check_verdict", {

@@ -47,7 +47,7 @@ def build_server() -> MCPServer:
         """The verdict (allow, deny or ask) Gatewatch would give a tool call, without running it.
 
         untrusted_context: texts the agent read from untrusted tool output; destinations in them
-        count as tainted. policy_yaml: a user policy to use instead of the installed one.
+        count as tainted. policy_yaml: a draft policy layered over the installed one.
         """
         return _tool_call(
             verdicts.check_verdict, server, tool, arguments or {}, untrusted_context or [],

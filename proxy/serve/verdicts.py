@@ -7,7 +7,9 @@ are cached until one of their files changes (proxy.serve.fresh).
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,17 +82,15 @@ def check_verdict(
         db = connect(":memory:")
         draft = Path(tmp) / "policy.yaml"
         try:
-            if policy_yaml is None:
-                user = paths.user_policy_path()
-                policy_file = user if user.exists() else None
-            else:
-                # A draft policy stands in for the installed one (packs still apply).
+            user = paths.user_policy_path()
+            files = [user] if user.exists() else []
+            if policy_yaml is not None:
+                # A draft goes on top of the installed policy, as `gatewatch run --policy` does.
                 draft.write_text(policy_yaml, encoding="utf-8")
-                policy_file = draft
-            docs = [engine_mod.load_policy(policy_file)] if policy_file is not None else []
+                files.append(draft)
             engine = engine_mod.Engine(
-                server, SESSION, db, _packs.get(), docs, text_scanner=_scanner(),
-                policy_paths=(policy_file,) if policy_file is not None else (),
+                server, SESSION, db, _packs.get(), [engine_mod.load_policy(f) for f in files],
+                text_scanner=_scanner(), policy_paths=tuple(files),
             )
         except engine_mod.PolicyError as exc:
             if policy_yaml is None or exc.path != draft:
@@ -102,6 +102,7 @@ def check_verdict(
             "name": tool,
             "inputSchema": {"type": "object", "properties": {k: {} for k in arguments}},
         }])
+        _copy_trust(db, server, tool)
         for text in untrusted_context:
             engine.result_seen(UNTRUSTED_TOOL, {"content": [{"type": "text", "text": text}]})
         decision = engine.decide(tool, arguments)
@@ -116,9 +117,36 @@ def check_verdict(
         "detail": decision.detail,
         "pack": engine.pack,
         "layers": list(policy.layers),
-        "note": "hypothetical: packs and policy applied; remembered approvals and taint in "
-                "the audit log are not consulted",
+        "note": "hypothetical: packs, your policy (and policy_yaml on top) and remembered "
+                "approvals apply; taint in the audit log does not (pass untrusted_context); "
+                "nothing is recorded",
     }
+
+
+def _copy_trust(scratch: sqlite3.Connection, server: str, tool: str) -> None:
+    """Remembered approvals count, as in `gatewatch check`: copy the live ones for this call."""
+    db = paths.db_path()
+    if not db.exists():
+        return
+    from proxy.store.schema import connect
+
+    try:
+        real = connect(db, readonly=True)
+        try:
+            rows = real.execute(
+                "SELECT server, tool, destination, created_at, expires_at FROM trust "
+                "WHERE server = ? AND tool IN (?, '*') AND revoked_at IS NULL "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (server, tool, time.time()),
+            ).fetchall()
+        finally:
+            real.close()
+    except sqlite3.Error as exc:
+        raise ValueError(f"{db}: cannot read remembered approvals: {exc}") from exc
+    scratch.executemany(
+        "INSERT INTO trust (server, tool, destination, created_at, expires_at) "
+        "VALUES (?, ?, ?, ?, ?)", [tuple(row) for row in rows],
+    )
 
 
 def verify_policy(policy_yaml: str) -> dict[str, Any]:
