@@ -80,3 +80,13 @@ def test_summary_window_filters_and_limit(tmp_path: Path) -> None:
                                               {"server": "b", "tool": "t", "count": 1}]
     assert summarize(db, server="a")["by_verdict"] == {"block": 1, "allow": 1}
     assert summarize(tmp_path / "missing.db")["total_decisions"] == 0
+
+
+def test_the_policy_format_the_prompt_teaches_is_valid() -> None:
+    from proxy.serve.verdicts import verify_policy
+
+    example = prompts.POLICY_FORMAT.split("```yaml\n")[1].split("```")[0]
+    example = "\n".join(ln for ln in example.splitlines() if "pack: PACK" not in ln)
+    checked = verify_policy(example)
+    assert checked["valid"], checked["errors"]
+    assert checked["servers"]["SERVER"]["tools"] == ["TOOL"]

@@ -27,6 +27,34 @@ STRICTNESS: dict[str, str] = {
 }
 
 
+POLICY_FORMAT = """\
+The policy file format (YAML; every key optional):
+```yaml
+version: 1
+trusted_destinations: ["*@corp.example"]   # every server: exact values, globs, hosts, URL prefixes
+allowlist: [SERVER.TOOL]                   # when present, other tools of that server are denied
+servers:
+  SERVER:                                  # the name in `gatewatch run --name`, or a glob
+    pack: PACK                             # force a shipped pack
+    allowed_paths: [~/projects/out]        # confinement for every path argument
+    trusted_destinations: [...]
+    output_trusted: false                  # true: its results are not taint
+    tools:
+      TOOL:
+        exfiltrating: true                 # it sends data somewhere: gate its sinks
+        sink_params: [to, cc, action.forward]   # dotted: inside an object argument
+        trusted_destinations: [...]
+        max_calls: 5                       # per session, counting attempts
+        path_params: [path]
+        allowed_paths: [~/projects/out]
+        arg_patterns: {subject: '[a-z ]+'} # full-match regex per argument
+        arg_allowlists: {priority: [low, normal]}
+        replace: false                     # true: ignore what the pack says about this tool
+```
+A user entry merges over the pack's entry field by field: sink_params, trusted_destinations and
+path_params only grow, so adding a trusted destination never turns the sink gate off."""
+
+
 def review_server_security(server: str, tools_text: str) -> str:
     tools = parse_tools(tools_text)
     lines = [
@@ -65,10 +93,11 @@ def generate_policy(
         f"{strictness!r}: {STRICTNESS[strictness]}",
         "",
     ]
+    lines += [POLICY_FORMAT, ""]
     if pack is not None:
         lines += [
-            f"Gatewatch ships a pack for this server ({pack['path']}); start from it, since a "
-            "user entry for a tool replaces the pack's entry for that tool rather than merging:",
+            f"Gatewatch ships a pack for this server ({pack['path']}), which applies underneath "
+            "the policy: write only what should differ from it.",
             "```yaml",
             pack["text"].rstrip(),
             "```",
