@@ -139,7 +139,12 @@ async def test_prompts_review_sinks_and_draft_policies(mode: str) -> None:
         )
         text = review.messages[0].content.text  # type: ignore[union-attr]
         assert "- send_email: may send data out (sink arguments: to)" in text
+        assert "Enforced today: sink gate on to, cc, bcc (from pack:gmail)" in text
         assert "- read_file: takes paths (path)" in text
+        unknown = await client.get_prompt(
+            "review_server_security", {"server": "my-mailer", "tools": tools})
+        text = unknown.messages[0].content.text  # type: ignore[union-attr]
+        assert "Enforced today: sink gate on to (from heuristics)" in text
         draft = await client.get_prompt(
             "generate_policy", {"server": "gmail", "strictness": "paranoid"}
         )

@@ -55,7 +55,20 @@ A user entry merges over the pack's entry field by field: sink_params, trusted_d
 path_params only grow, so adding a trusted destination never turns the sink gate off."""
 
 
-def review_server_security(server: str, tools_text: str) -> str:
+def _tool_lines(tools: list[dict[str, Any]], enforced: dict[str, str] | None) -> list[str]:
+    lines = []
+    for found in review(tools):
+        notes = "; ".join(found.notes()) or "no sink, path, code or destructive signs"
+        line = f"- {found.name}: {notes}"
+        if enforced is not None and found.name in enforced:
+            line += f". Enforced today: {enforced[found.name]}"
+        lines.append(line)
+    return lines
+
+
+def review_server_security(
+    server: str, tools_text: str, enforced: dict[str, str] | None = None,
+) -> str:
     tools = parse_tools(tools_text)
     lines = [
         f"Review the MCP server {server!r} for tools an injected instruction could abuse.",
@@ -68,10 +81,8 @@ def review_server_security(server: str, tools_text: str) -> str:
         "",
     ]
     if tools:
-        lines.append("Gatewatch's first pass over the tools:")
-        for found in review(tools):
-            notes = "; ".join(found.notes()) or "no sink, path, code or destructive signs"
-            lines.append(f"- {found.name}: {notes}")
+        lines.append("Gatewatch's first pass over the tools, and what its engine enforces:")
+        lines += _tool_lines(tools, enforced)
     else:
         lines.append("No tool list was given: call the server's tools/list and review each tool.")
     lines += [
@@ -84,7 +95,8 @@ def review_server_security(server: str, tools_text: str) -> str:
 
 
 def generate_policy(
-    server: str, strictness: Strictness, tools_text: str, pack: dict[str, Any] | None
+    server: str, strictness: Strictness, tools_text: str, pack: dict[str, Any] | None,
+    enforced: dict[str, str] | None = None,
 ) -> str:
     if strictness not in STRICTNESS:
         raise ValueError(f"strictness must be one of {', '.join(STRICTNESS)}, not {strictness!r}")
@@ -105,10 +117,8 @@ def generate_policy(
         ]
     tools = parse_tools(tools_text)
     if tools:
-        lines.append("The server's tools, with Gatewatch's first pass:")
-        for found in review(tools):
-            lines.append(f"- {found.name}: {'; '.join(found.notes()) or 'low risk'}")
-        lines.append("")
+        lines.append("The server's tools, Gatewatch's first pass, and what it enforces today:")
+        lines += [*_tool_lines(tools, enforced), ""]
     lines += [
         "Return only the YAML. Then validate it with the verify_policy tool and try the risky "
         "calls with check_verdict (pass untrusted_context to see the taint rules fire).",

@@ -13,7 +13,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 
 from proxy import __version__, paths
-from proxy.serve import audit_summary, packs_catalog, prompts, verdicts
+from proxy.serve import audit_summary, packs_catalog, prompts, tool_review, verdicts
 from proxy.serve.parts import Unavailable
 
 INSTRUCTIONS = (
@@ -82,7 +82,7 @@ def build_server() -> MCPServer:
 
         tools: the server's tools/list result (JSON) or tool names, one per line.
         """
-        return prompts.review_server_security(server, tools)
+        return prompts.review_server_security(server, tools, _enforced(server, tools))
 
     @server.prompt()
     def generate_policy(
@@ -91,7 +91,8 @@ def build_server() -> MCPServer:
     ) -> str:
         """Draft a Gatewatch policy for a server at a strictness: standard, strict or paranoid."""
         return prompts.generate_policy(
-            server, strictness, tools, packs_catalog.pack_text("servers", server)
+            server, strictness, tools, packs_catalog.pack_text("servers", server),
+            _enforced(server, tools),
         )
 
     @server.resource("gatewatch://packs/servers", mime_type="application/json")
@@ -118,6 +119,14 @@ def build_server() -> MCPServer:
         return json.dumps(audit_summary_of(limit=20, hours=24.0, server=None), indent=2)
 
     return server
+
+
+def _enforced(server: str, tools_text: str) -> dict[str, str] | None:
+    """The engine's view of the tools, or None when it cannot say (the prompt works without)."""
+    try:
+        return verdicts.enforced(server, tool_review.parse_tools(tools_text))
+    except (Unavailable, ValueError):
+        return None
 
 
 def audit_summary_of(*, limit: int, hours: float, server: str | None) -> dict[str, Any]:

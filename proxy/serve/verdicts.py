@@ -149,6 +149,45 @@ def _copy_trust(scratch: sqlite3.Connection, server: str, tool: str) -> None:
     )
 
 
+def enforced(server: str, tools: list[dict[str, Any]]) -> dict[str, str]:
+    """What the engine enforces today on each listed tool (packs, heuristics, your policy)."""
+    engine_mod = require("proxy.engine", "Engine", "PolicyError", "load_policy")
+    from proxy.store.schema import connect
+
+    user = paths.user_policy_path()
+    files = [user] if user.exists() else []
+    db = connect(":memory:")
+    try:
+        engine = engine_mod.Engine(
+            server, SESSION, db, _packs.get(), [engine_mod.load_policy(f) for f in files],
+            policy_paths=tuple(files),
+        )
+        engine.tools_listed(tools)
+        return {str(t["name"]): _describe(engine.policy_for(str(t["name"]))) for t in tools}
+    except engine_mod.PolicyError as exc:
+        raise ValueError(str(exc)) from exc
+    finally:
+        db.close()
+
+
+def _describe(policy: Any) -> str:
+    parts = []
+    if policy.exfiltrating:
+        sinks = ", ".join(policy.sink_params) or "every argument (no sink declared)"
+        parts.append(f"sink gate on {sinks}")
+    if policy.max_calls is not None:
+        parts.append(f"budget {policy.max_calls} calls/session")
+    if policy.path_params:
+        where = list(policy.allowed_paths) if policy.allowed_paths is not None else "anywhere"
+        parts.append(f"paths {', '.join(policy.path_params)} confined to {where}")
+    if policy.arg_patterns or policy.arg_allowlists:
+        ruled = [*policy.arg_patterns, *policy.arg_allowlists]
+        parts.append(f"argument rules on {', '.join(ruled)}")
+    if policy.output_trusted:
+        parts.append("output trusted")
+    return f"{'; '.join(parts) or 'no contract'} (from {' < '.join(policy.layers)})"
+
+
 def verify_policy(policy_yaml: str) -> dict[str, Any]:
     engine_mod = require("proxy.engine", "load_policy", "PolicyError")
     with tempfile.TemporaryDirectory(prefix="gatewatch-verify-") as tmp:
