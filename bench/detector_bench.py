@@ -30,7 +30,9 @@ ROUNDS = {"1KB": 2000, "10KB": 500, "100KB": 60, "1MB": 12}
 
 def corpus() -> str:
     """Ordinary text a tool returns: the repo's docs, some JSON and some non-ASCII prose."""
-    parts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
+    # docs/detector.md quotes attacks on purpose; every other page is ordinary prose.
+    pages = [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "detector.md"]
+    parts = [p.read_text(encoding="utf-8") for p in pages]
     parts.append((ROOT / "README.md").read_text(encoding="utf-8"))
     parts.append(
         json.dumps(
