@@ -27,6 +27,8 @@ from proxy.stdio import ByteWriter
 UNPARSED = object()  # what _parse returns for a frame it forwarded without parsing
 MAX_PARSE = 64 * 1024 * 1024  # frames above this are forwarded untouched, audited as oversize
 INSPECTED_METHODS = ("tools/call", "resources/read", "prompts/get")
+# Results that need the engine or detector loaded; every other answer passes straight away.
+GATED_RESULTS = frozenset((*INSPECTED_METHODS, "tools/list"))
 # Maps a Gatewatch-held call to the coroutine that settles it (set by the ask chain's wiring).
 AskHandler = Callable[["HeldCall"], Awaitable[None]]
 
@@ -470,7 +472,7 @@ class Relay:
                 event.latency_ms = (time.perf_counter() - pending.t0) * 1000
                 result = msg.get("result")
                 if kind == "response" and isinstance(result, dict):
-                    if pending.method != "initialize":
+                    if pending.method in GATED_RESULTS:
                         await self.gate.wait_ready()
                     replacement = await self._on_result(pending, rpc_id, result, event)
         elif kind == "notification" and msg.get("method") == "notifications/tools/list_changed":
