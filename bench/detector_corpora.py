@@ -174,11 +174,12 @@ def package_readmes() -> list[Sample]:
     seen: set[str] = set()
     out: list[Sample] = []
     for dist in distributions():
-        name = (dist.metadata.get("Name") or "").lower()
+        metadata: Any = dist.metadata  # an email.message.Message underneath
+        name = (metadata.get("Name") or "").lower()
         if not name or name in seen:
             continue
         seen.add(name)
-        body = dist.metadata.get_payload() or dist.metadata.get("Description") or ""
+        body = metadata.get_payload() or metadata.get("Description") or ""
         if isinstance(body, str) and len(body.strip()) > 200:
             out.append(("package_readme", body))
     return out
