@@ -1,6 +1,6 @@
 """Settling a call the relay holds because the engine said ask: the relay side of the chain.
 
-`ask_handler(relay, chain, engine)` is what the relay's `ask_handler` hook takes. It builds the
+`install(relay, ...)` creates the chain and sets the relay's `ask_handler` hook. It builds the
 AskRequest, gives the chain a ClientChannel over the relay, and carries out the outcome: forward
 the call (a 2026-07-28 retry without Gatewatch's fields), answer `input_required`, deny, or say
 nothing at all when the client cancelled the call.
@@ -13,13 +13,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from proxy import jsonrpc
-from proxy.ask.chain import AskChain, without_retry_fields
+from proxy.ask.chain import AskChain, Write, without_retry_fields
 from proxy.ask.channel import AskChannelError, AskChannelTimeout, Era
 from proxy.ask.request import AskRequest, Outcome
 from proxy.audit import AuditEvent
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from proxy.ipc.client import AppLink
     from proxy.relay import HeldCall, Relay
+    from proxy.settings import Settings
 
 
 class HeldChannel:
@@ -60,6 +64,26 @@ def ask_request(held: HeldCall, client_info: dict[str, Any] | None) -> AskReques
         rpc_id=held.msg.get("id"),
         client_info=client_info,
     )
+
+
+def install(
+    relay: Relay,
+    db_path: Path,
+    settings: Settings,
+    *,
+    engine: Any,
+    write: Write | None,
+    app_link: AppLink | None,
+) -> AskChain:
+    """Create this proxy's chain and let the relay hand it every held call."""
+    from proxy.store.schema import connect
+
+    session = relay.session
+    chain = AskChain.create(
+        session.server, session.id, connect(db_path), settings, write=write, app_link=app_link
+    )
+    relay.ask_handler = ask_handler(relay, chain, engine)
+    return chain
 
 
 def ask_handler(
