@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -26,10 +27,12 @@ from proxy.redact import redact_argv
 from proxy.relay import MAX_PARSE, Relay
 from proxy.session import Session
 from proxy.stdio import open_stdin, open_stdout
+from proxy.store.schema import SchemaError
 
 FIRST_REQUEST_WAIT = 10.0
 DRAIN_WAIT = upstream.TERM_GRACE + upstream.KILL_GRACE + 1.0
 SWITCH_INTERVAL = 0.0005  # seconds; see run_proxy
+AUDIT_FAILED = 1  # exit code when the audit database cannot be opened
 
 
 @dataclass
@@ -85,7 +88,15 @@ async def run_proxy(opts: RunOptions) -> int:
     except upstream.UpstreamStartError as exc:
         return await _start_failed(session, audit, str(exc), opts)
     session.upstream_pid = proc.pid
-    await _open_audit(audit, session)
+    try:
+        await _open_audit(audit, session)
+    except (OSError, sqlite3.Error, SchemaError) as exc:
+        # Fail closed: no audit, no relay. Said on stderr and to the client, not as a traceback.
+        message = f"cannot open the audit database {opts.db_path}: {exc}"
+        print(f"gatewatch: {message}", file=sys.stderr)
+        await upstream.stop(proc)
+        await _answer_first_request(opts, message)
+        return AUDIT_FAILED
     assert proc.stdin is not None and proc.stdout is not None
     relay = Relay(
         session,
@@ -218,15 +229,8 @@ def _client_changed(audit: AuditWriter, session: Session) -> None:
     )
 
 
-async def _start_failed(
-    session: Session, audit: AuditWriter, message: str, opts: RunOptions
-) -> int:
-    """Say why on stderr, audit it, and answer the client's first request with an error."""
-    print(f"gatewatch: {message}", file=sys.stderr)
-    await _open_audit(audit, session)
-    await audit.put_wait(
-        AuditEvent("gw", "lifecycle", verdict="deny", contract="upstream", reason=message)
-    )
+async def _answer_first_request(opts: RunOptions, message: str) -> tuple[Any, bytes] | None:
+    """Answer the client's first request with a JSON-RPC error; return it and the answer."""
     client_in = await open_stdin(opts.max_parse)
     client_out = await open_stdout()
     try:
@@ -242,21 +246,36 @@ async def _start_failed(
                     out = jsonrpc.error_response(msg.get("id"), -32000, f"gatewatch: {message}")
                     client_out.write(out)
                     await client_out.drain()
-                    await audit.put_wait(
-                        AuditEvent(
-                            "gw2c",
-                            "error",
-                            method=msg.get("method"),
-                            rpc_id=jsonrpc.id_text(msg.get("id")),
-                            size=len(out),
-                            verdict="deny",
-                            contract="upstream",
-                            reason=message,
-                        )
-                    )
-                    break
+                    return msg, out
     except (TimeoutError, OSError):
         pass
+    return None
+
+
+async def _start_failed(
+    session: Session, audit: AuditWriter, message: str, opts: RunOptions
+) -> int:
+    """Say why on stderr, audit it, and answer the client's first request with an error."""
+    print(f"gatewatch: {message}", file=sys.stderr)
+    await _open_audit(audit, session)
+    await audit.put_wait(
+        AuditEvent("gw", "lifecycle", verdict="deny", contract="upstream", reason=message)
+    )
+    answered = await _answer_first_request(opts, message)
+    if answered is not None:
+        msg, out = answered
+        await audit.put_wait(
+            AuditEvent(
+                "gw2c",
+                "error",
+                method=msg.get("method"),
+                rpc_id=jsonrpc.id_text(msg.get("id")),
+                size=len(out),
+                verdict="deny",
+                contract="upstream",
+                reason=message,
+            )
+        )
     code = 127 if "not found" in message else 126
     audit.execute(END_SESSION, (time.time(), code, "upstream failed to start", session.id))
     await audit.close()

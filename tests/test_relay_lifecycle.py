@@ -132,6 +132,28 @@ async def test_upstream_that_cannot_start(db_file: Path) -> None:
     assert tuple(session) == (127, None)
 
 
+async def test_unusable_audit_database_is_refused_cleanly(db_file: Path, tmp_path: Path) -> None:
+    """No audit, no relay (fail closed), but said plainly to the user and the client."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    pidfile = tmp_path / "upstream.pid"
+    command = echo_upstream("--pidfile", str(pidfile))
+    proxy = await RawProxy.start(blocker / "gatewatch.db", command)
+    try:
+        answer = await proxy.request(1, "initialize", {"protocolVersion": "2025-06-18"})
+        code = await proxy.wait()
+    finally:
+        await proxy.kill()
+    assert code == 1
+    assert "cannot open the audit database" in answer["error"]["message"]
+    err = proxy.stderr.decode()
+    assert f"cannot open the audit database {blocker / 'gatewatch.db'}" in err
+    assert "Traceback" not in err
+    # The upstream it had already started is not left behind.
+    up = int(pidfile.read_text())
+    await wait_for(lambda: not pid_alive(up), what="upstream gone")
+
+
 async def test_upstream_stderr_reaches_the_client_log(db_file: Path) -> None:
     script = "import sys; sys.stderr.write('upstream says hi\\n'); sys.stderr.flush()"
     proxy = await RawProxy.start(db_file, [sys.executable, "-c", script])

@@ -10,7 +10,7 @@ Requests (one JSON-RPC message per line) are answered by method:
 anything else → {"ok": true}. Notifications get no answer; a line that is not JSON gets a
 -32700 error with id null, and a batch gets an array of answers (as a server would).
 Options: --eof-exit N (exit code when stdin closes), --ignore-eof (keep running after EOF, until
-a signal), --spawn-child.
+a signal), --spawn-child, --pidfile PATH (write this process's pid there at start).
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ def main() -> int:
     global CHILD
     args = sys.argv[1:]
     eof_exit = int(args[args.index("--eof-exit") + 1]) if "--eof-exit" in args else 0
+    if "--pidfile" in args:
+        with open(args[args.index("--pidfile") + 1], "w") as f:
+            f.write(str(os.getpid()))
     if "--spawn-child" in args:
         CHILD = subprocess.Popen(["sleep", "300"])
     held: list[object] = []
