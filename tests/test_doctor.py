@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import json
 import socket
 import sqlite3
@@ -20,11 +19,6 @@ from proxy.doctor import qt_libs
 from proxy.doctor.integrations import probe_url
 from proxy.doctor.report import CheckResult, Status, render_text, worst
 from tests.support import GATEWATCH, child_env
-
-needs_detector = pytest.mark.skipif(
-    importlib.util.find_spec("proxy.detector") is None,
-    reason="proxy.detector (the injection detector) is not in this build yet",
-)
 
 
 def doctor(env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
@@ -232,7 +226,6 @@ def _classifier_on(gw_home: Path, url: str) -> None:
     config.write_text(f"classifier:\n  enabled: true\n  url: {url}\n  model: qwen2.5:3b\n")
 
 
-@needs_detector
 def test_enabled_classifier_is_probed_for_its_model(
     gw_home: Path, ollama: tuple[str, type[FakeOllama]]
 ) -> None:
@@ -248,7 +241,6 @@ def test_enabled_classifier_is_probed_for_its_model(
     assert line["status"] == "OK" and f"{url} reachable" in line["summary"]
 
 
-@needs_detector
 def test_enabled_classifier_that_is_down_warns(gw_home: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -259,7 +251,6 @@ def test_enabled_classifier_that_is_down_warns(gw_home: Path) -> None:
     assert line["status"] == "WARN" and "unreachable" in line["summary"]
 
 
-@needs_detector
 def test_broken_rule_pack_fails_with_file_and_line(gw_home: Path, tmp_path: Path) -> None:
     pack = tmp_path / "mine.yaml"
     pack.write_text("pack: mine\nrules:\n  - id: x\n    pattern: '(unclosed'\n")
@@ -271,7 +262,6 @@ def test_broken_rule_pack_fails_with_file_and_line(gw_home: Path, tmp_path: Path
     assert code == 2 and line["status"] == "FAIL" and str(pack) in line["summary"]
 
 
-@needs_detector
 def test_built_in_packs_and_user_policy_are_validated(gw_home: Path) -> None:
     _, report = doctor()
     assert finding(report, "rule-packs")["status"] == "OK"

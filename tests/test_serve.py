@@ -3,7 +3,6 @@ the handshake era (legacy) and the 2026-07-28 era (auto)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import time
@@ -23,11 +22,6 @@ from tests.support import GATEWATCH, child_env
 pytestmark = pytest.mark.e2e
 
 MODES = ["legacy", "auto"]
-needs_detector = pytest.mark.skipif(
-    importlib.util.find_spec("proxy.detector") is None,
-    reason="proxy.detector (the injection detector) is not in this build yet",
-)
-
 
 @asynccontextmanager
 async def serve(mode: str) -> AsyncIterator[Client]:
@@ -195,7 +189,6 @@ async def test_check_verdict_follows_the_sink_gate(mode: str) -> None:
         assert "policy_yaml line 3" in broken and "bogus" in broken
 
 
-@needs_detector
 async def test_check_verdict_denies_injected_arguments_unless_the_detector_is_off(
     gw_home: Path,
 ) -> None:
@@ -302,7 +295,6 @@ async def test_list_policies_shows_packs_and_user_policy(mode: str, gw_home: Pat
         assert "no server pack named 'nope'" in missing
 
 
-@needs_detector
 @pytest.mark.parametrize("mode", MODES)
 async def test_detect_injection_blocks_an_override_and_passes_prose(mode: str) -> None:
     async with serve(mode) as client:

@@ -1,42 +1,29 @@
 """Checks that go through other parts of Gatewatch: packs and policy, classifier, client configs.
 
-Each part is imported only here and only when checked, so doctor still runs (and says what is
-missing) in a build where one of them is absent.
+Each part is imported when its check runs, so a part that fails to import is reported by the
+runner as that check's failure instead of stopping doctor.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from proxy import paths
 from proxy.doctor.report import CheckResult, Status
 
+if TYPE_CHECKING:
+    from proxy.clients.entries import ServerEntry
+
 CLASSIFIER_TIMEOUT_S = 3.0
 
 
-def _part(module: str, *names: str) -> ModuleType | None:
-    """The module when it exists and has every name, else None."""
-    if importlib.util.find_spec(module) is None:
-        return None
-    loaded = importlib.import_module(module)
-    return loaded if all(hasattr(loaded, n) for n in names) else None
-
-
-def _not_available(check: str, what: str) -> CheckResult:
-    return CheckResult(check, Status.WARN, f"{what} not available yet in this build")
-
-
 def check_rule_packs() -> list[CheckResult]:
-    detector = _part("proxy.detector", "load_detector", "PackError", "DetectorConfig")
-    if detector is None:
-        return [_not_available("rule-packs", "injection detector (proxy.detector)")]
+    from proxy.detector import DetectorConfig, PackError, load_detector
+
     try:
-        config = detector.DetectorConfig.load()
-        loaded = detector.load_detector(config)
-    except detector.PackError as exc:
+        config = DetectorConfig.load()
+        loaded = load_detector(config)
+    except PackError as exc:
         return [CheckResult("rule-packs", Status.FAIL, str(exc), "fix the line named above")]
     summary = f"{len(loaded.rules)} injection rules valid, detector mode {config.mode}"
     if not config.enabled:
@@ -46,16 +33,15 @@ def check_rule_packs() -> list[CheckResult]:
 
 
 def check_policy() -> list[CheckResult]:
-    engine = _part("proxy.engine", "load_policy", "PolicyError")
-    packs = _part("proxy.engine.packs", "load_packs")
-    if engine is None or packs is None:
-        return [_not_available("policy", "decision engine (proxy.engine)")]
+    from proxy.engine import PolicyError, load_policy
+    from proxy.engine.packs import load_packs
+
     results = []
     names: set[str] | None = None
     try:
-        names = {p.name for p in packs.load_packs()}
+        names = {p.name for p in load_packs()}
         results.append(CheckResult("server-packs", Status.OK, f"{len(names)} server packs valid"))
-    except engine.PolicyError as exc:
+    except PolicyError as exc:
         results.append(
             CheckResult("server-packs", Status.FAIL, str(exc), "fix the pack line named above")
         )
@@ -64,8 +50,8 @@ def check_policy() -> list[CheckResult]:
         results.append(CheckResult("policy", Status.OK, f"no user policy ({user})"))
         return results
     try:
-        doc = engine.load_policy(user)
-    except engine.PolicyError as exc:
+        doc = load_policy(user)
+    except PolicyError as exc:
         results.append(CheckResult("policy", Status.FAIL, str(exc), "fix the line named above"))
         return results
     # A proxy for that server would refuse to start: say so now, not at the next client start.
@@ -84,12 +70,11 @@ def check_policy() -> list[CheckResult]:
 
 
 def check_settings() -> list[CheckResult]:
-    settings = _part("proxy.settings", "load_settings", "SettingsError")
-    if settings is None:
-        return [_not_available("settings", "settings (proxy.settings)")]
+    from proxy.settings import SettingsError, load_settings
+
     try:
-        settings.load_settings()
-    except settings.SettingsError as exc:
+        load_settings()
+    except SettingsError as exc:
         return [CheckResult("settings", Status.FAIL, str(exc), "fix the line named above")]
     path = paths.settings_path()
     where = f"{path} valid" if path.exists() else "defaults (no settings.yaml)"
@@ -97,12 +82,11 @@ def check_settings() -> list[CheckResult]:
 
 
 def check_classifier() -> list[CheckResult]:
-    detector = _part("proxy.detector", "DetectorConfig", "PackError")
-    if detector is None:
-        return [_not_available("classifier", "injection detector (proxy.detector)")]
+    from proxy.detector import DetectorConfig, PackError
+
     try:
-        classifier = detector.DetectorConfig.load().classifier
-    except detector.PackError:
+        classifier = DetectorConfig.load().classifier
+    except PackError:
         return []  # reported by the rule-packs check
     if not classifier.enabled:
         return [CheckResult("classifier", Status.OK, "local classifier disabled (rules only)")]
@@ -160,10 +144,8 @@ def probe_url(url: str, timeout_s: float = CLASSIFIER_TIMEOUT_S) -> str | None:
 
 def check_clients() -> list[CheckResult]:
     """One line per client config with servers; a FAIL for each wrapped server that cannot start."""
-    discovery = _part("proxy.clients.discovery", "discover", "load")
-    health = _part("proxy.clients.health", "check_entry")
-    if discovery is None or health is None:
-        return [_not_available("clients", "client config discovery (proxy.clients)")]
+    from proxy.clients import discovery, health
+
     results = []
     for config in discovery.discover():
         label = f"{config.client.label} {config.path}"
@@ -194,11 +176,13 @@ def check_clients() -> list[CheckResult]:
     return results
 
 
-def _upstream_problem(entry: Any) -> str | None:
+def _upstream_problem(entry: ServerEntry) -> str | None:
     """Why the server inside a wrapped entry cannot be launched, or None."""
     import shutil
     from pathlib import Path
 
+    if entry.original is None:
+        return None
     command, _ = entry.original
     if Path(command).is_absolute():
         return None if Path(command).is_file() else f"server command {command} does not exist"

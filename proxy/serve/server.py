@@ -14,7 +14,6 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 
 from proxy import __version__, paths
 from proxy.serve import audit_summary, packs_catalog, prompts, tool_review, verdicts
-from proxy.serve.parts import Unavailable
 
 INSTRUCTIONS = (
     "Gatewatch is the local security gateway in front of this user's MCP servers. Ask it what "
@@ -27,7 +26,7 @@ INSTRUCTIONS = (
 def _tool_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
-    except (Unavailable, ValueError) as exc:
+    except ValueError as exc:
         raise ToolError(str(exc)) from exc
 
 
@@ -125,7 +124,7 @@ def _enforced(server: str, tools_text: str) -> dict[str, str] | None:
     """The engine's view of the tools, or None when it cannot say (the prompt works without)."""
     try:
         return verdicts.enforced(server, tool_review.parse_tools(tools_text))
-    except (Unavailable, ValueError):
+    except ValueError:
         return None
 
 

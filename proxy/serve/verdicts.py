@@ -10,51 +10,56 @@ from __future__ import annotations
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proxy import paths
 from proxy.serve import packs_catalog
 from proxy.serve.fresh import Fresh, yaml_files
-from proxy.serve.parts import Unavailable, require
+
+if TYPE_CHECKING:
+    from proxy.detector import Detector
+    from proxy.engine import ToolPolicy
+    from proxy.engine.policy import Pack
 
 SESSION = "gatewatch-serve-check"
 UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted texts are filed under
 
 
-def _load_detector() -> Any:
-    module = require("proxy.detector", "load_detector", "PackError")
+def _load_detector() -> Detector:
+    from proxy.detector import PackError, load_detector
+
     try:
-        return module.load_detector()
-    except module.PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
+        return load_detector()
+    except PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
         raise ValueError(f"the detector's packs are broken: {exc}") from exc
 
 
 def _detector_sources() -> list[Path]:
+    from proxy.detector import DetectorConfig, PackError
+
     sources = yaml_files(paths.packs_dir(), paths.config_dir())
-    detector = require("proxy.detector", "DetectorConfig", "PackError")
     try:
-        config = detector.DetectorConfig.load()
-    except detector.PackError:
+        config = DetectorConfig.load()
+    except PackError:
         return sources  # building the detector reports it
     return sources + yaml_files(*config.extra_rule_paths, *config.rule_paths)
 
 
-def _load_packs() -> Any:
-    return require("proxy.engine.packs", "load_packs").load_packs()
+def _load_packs() -> list[Pack]:
+    from proxy.engine.packs import load_packs
+
+    return load_packs()
 
 
-_detector: Fresh[Any] = Fresh(_load_detector, _detector_sources)
-_packs: Fresh[Any] = Fresh(_load_packs, lambda: yaml_files(paths.packs_dir()))
+_detector: Fresh[Detector] = Fresh(_load_detector, _detector_sources)
+_packs: Fresh[list[Pack]] = Fresh(_load_packs, lambda: yaml_files(paths.packs_dir()))
 
 
-def _scanner() -> Any:
+def _scanner() -> Callable[[str], tuple[bool, list[str], str]] | None:
     """The detector as the engine's argument scanner, as the proxy builds it (proxy.components):
-    None when the detector is turned off in settings or not in this build."""
-    try:
-        require("proxy.detector", "load_detector", "PackError")
-    except Unavailable:
-        return None
+    None when the detector is turned off in settings."""
     from proxy.settings import SettingsError, load_settings
 
     try:
@@ -75,7 +80,7 @@ def check_verdict(
     server: str, tool: str, arguments: dict[str, Any], untrusted_context: list[str],
     policy_yaml: str | None,
 ) -> dict[str, Any]:
-    engine_mod = require("proxy.engine", "Engine", "PolicyError", "load_policy")
+    from proxy.engine import Engine, PolicyError, load_policy
     from proxy.store.schema import connect
 
     with tempfile.TemporaryDirectory(prefix="gatewatch-check-") as tmp:
@@ -88,11 +93,11 @@ def check_verdict(
                 # A draft goes on top of the installed policy, as `gatewatch run --policy` does.
                 draft.write_text(policy_yaml, encoding="utf-8")
                 files.append(draft)
-            engine = engine_mod.Engine(
-                server, SESSION, db, _packs.get(), [engine_mod.load_policy(f) for f in files],
+            engine = Engine(
+                server, SESSION, db, _packs.get(), [load_policy(f) for f in files],
                 text_scanner=_scanner(), policy_paths=tuple(files),
             )
-        except engine_mod.PolicyError as exc:
+        except PolicyError as exc:
             if policy_yaml is None or exc.path != draft:
                 raise ValueError(str(exc)) from exc  # an installed file: name it
             raise ValueError(f"policy_yaml line {exc.line}: {exc.reason}") from exc
@@ -151,26 +156,26 @@ def _copy_trust(scratch: sqlite3.Connection, server: str, tool: str) -> None:
 
 def enforced(server: str, tools: list[dict[str, Any]]) -> dict[str, str]:
     """What the engine enforces today on each listed tool (packs, heuristics, your policy)."""
-    engine_mod = require("proxy.engine", "Engine", "PolicyError", "load_policy")
+    from proxy.engine import Engine, PolicyError, load_policy
     from proxy.store.schema import connect
 
     user = paths.user_policy_path()
     files = [user] if user.exists() else []
     db = connect(":memory:")
     try:
-        engine = engine_mod.Engine(
-            server, SESSION, db, _packs.get(), [engine_mod.load_policy(f) for f in files],
+        engine = Engine(
+            server, SESSION, db, _packs.get(), [load_policy(f) for f in files],
             policy_paths=tuple(files),
         )
         engine.tools_listed(tools)
         return {str(t["name"]): _describe(engine.policy_for(str(t["name"]))) for t in tools}
-    except engine_mod.PolicyError as exc:
+    except PolicyError as exc:
         raise ValueError(str(exc)) from exc
     finally:
         db.close()
 
 
-def _describe(policy: Any) -> str:
+def _describe(policy: ToolPolicy) -> str:
     parts = []
     if policy.exfiltrating:
         sinks = ", ".join(policy.sink_params) or "every argument (no sink declared)"
@@ -189,13 +194,13 @@ def _describe(policy: Any) -> str:
 
 
 def verify_policy(policy_yaml: str) -> dict[str, Any]:
-    engine_mod = require("proxy.engine", "load_policy", "PolicyError")
+    from proxy.engine import PolicyError, load_policy
     with tempfile.TemporaryDirectory(prefix="gatewatch-verify-") as tmp:
         draft = Path(tmp) / "policy.yaml"
         draft.write_text(policy_yaml, encoding="utf-8")
         try:
-            doc = engine_mod.load_policy(draft)
-        except engine_mod.PolicyError as exc:
+            doc = load_policy(draft)
+        except PolicyError as exc:
             return {"valid": False, "errors": [{"line": exc.line or None, "message": exc.reason}]}
     known = {p.name for p in _packs.get()}
     errors = [
@@ -218,7 +223,7 @@ def verify_policy(policy_yaml: str) -> dict[str, Any]:
 
 
 def list_policies(pack: str | None) -> dict[str, Any]:
-    engine_mod = require("proxy.engine", "load_policy", "PolicyError")
+    from proxy.engine import PolicyError, load_policy
     packs = all_packs = _packs.get()
     if pack is not None:
         packs = [p for p in all_packs if p.name == pack]
@@ -229,9 +234,9 @@ def list_policies(pack: str | None) -> dict[str, Any]:
     user_info: dict[str, Any] = {"path": str(user), "exists": user.exists()}
     if user.exists():
         try:
-            doc = engine_mod.load_policy(user)
+            doc = load_policy(user)
             user_info.update(valid=True, servers=sorted(doc.servers))
-        except engine_mod.PolicyError as exc:
+        except PolicyError as exc:
             user_info.update(valid=False, error=str(exc))
     return {
         "server_packs": [
