@@ -28,7 +28,8 @@ pytestmark = pytest.mark.e2e
 def _run_wires_the_app() -> bool:
     # Until `gatewatch run` connects its ask chain to the local socket there is nobody to ask.
     sources = [*(ROOT / "proxy").glob("*.py"), ROOT / "proxy" / "cli" / "run_cmd.py"]
-    return any("AppLink" in p.read_text() for p in sources if p.exists())
+    return any(("AppLink" in text or "start_app_link" in text)
+               for text in (p.read_text() for p in sources if p.exists()))
 
 
 needs_wiring = pytest.mark.skipif(not _run_wires_the_app(),
