@@ -502,8 +502,11 @@ class Relay:
         method = pending.method
         if method == "initialize":
             version = result.get("protocolVersion")
-            if isinstance(version, str):
+            if isinstance(version, str) and version != self.session.protocol_version:
+                # The server may negotiate down; the sessions row records what was agreed.
                 self.session.protocol_version = version
+                if self.on_session_change is not None:
+                    self.on_session_change()
             return None
         if method == "tools/list":
             tools = result.get("tools")

@@ -154,6 +154,27 @@ async def test_unusable_audit_database_is_refused_cleanly(db_file: Path, tmp_pat
     await wait_for(lambda: not pid_alive(up), what="upstream gone")
 
 
+async def test_session_records_client_and_negotiated_version(db_file: Path) -> None:
+    proxy = await RawProxy.start(db_file, echo_upstream())
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "some-client", "version": "9.1"},
+    }
+    try:
+        answer = await proxy.request(1, "initialize", init)
+        assert answer["result"]["protocolVersion"] == "2024-11-05"
+        proxy.close_stdin()
+        assert await proxy.wait() == 0
+    finally:
+        await proxy.kill()
+    (session,) = query(db_file, "SELECT * FROM sessions")
+    assert (session["client_name"], session["client_version"]) == ("some-client", "9.1")
+    assert session["era"] == "handshake" and session["can_elicit"] == 1
+    # What the two sides agreed on, not what the client asked for.
+    assert session["protocol_version"] == "2024-11-05"
+
+
 async def test_upstream_stderr_reaches_the_client_log(db_file: Path) -> None:
     script = "import sys; sys.stderr.write('upstream says hi\\n'); sys.stderr.flush()"
     proxy = await RawProxy.start(db_file, [sys.executable, "-c", script])

@@ -40,6 +40,12 @@ def answer(msg: object, line: bytes, held: list[object]) -> object | None:
     elif method == "exit":
         sys.stdout.flush()
         os._exit(int(params.get("code", 0)))
+    elif method == "initialize":  # negotiates down to an older version, as old servers do
+        result = {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "serverInfo": {"name": "relay-echo", "version": "1"},
+        }
     elif method == "hold":
         held.append(rpc_id)
         return None
