@@ -7,6 +7,7 @@ overlaps the upstream's own start-up instead of delaying the client's first fram
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,10 @@ def load_components(
 
     try:
         settings = load_settings()
-        detector = load_detector(DetectorConfig(db_path=db_path)) if settings.detector else None
+        # The user's detector.yaml (mode, budget, classifier, extra rules) applies here too; the
+        # app's on/off switch in settings.yaml and `enabled` in detector.yaml must both be on.
+        config = replace(DetectorConfig.load(), db_path=db_path)
+        detector = load_detector(config) if settings.detector and config.enabled else None
         scanner = _text_scanner(detector) if detector is not None else None
         engine = Engine.create(
             server,
