@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 # What a user of these suites would write for Gatewatch: which tools send somewhere and
 # through which argument, their own company's domain, and which outputs are their own data
-# (account details, the address book, the workspace's member list).
+# (account details, the address book).
 POLICY = """
 trusted_destinations: ["*@bluesparrowtech.com"]
 servers:
@@ -72,7 +72,6 @@ servers:
       add_user_to_channel: {exfiltrating: true, sink_params: [user]}
       post_webpage: {exfiltrating: true, sink_params: [url]}
       get_webpage: {exfiltrating: true, sink_params: [url]}
-      get_users_in_channel: {output_trusted: true}
       remove_user_from_slack: {max_calls: 1}
 """
 

@@ -18,7 +18,11 @@ from typing import Any
 
 from proxy.engine import confine, heuristics
 from proxy.engine.decision import Decision
-from proxy.engine.destinations import destination_kind, normalize_destination
+from proxy.engine.destinations import (
+    destination_kind,
+    extract_destinations,
+    normalize_destination,
+)
 from proxy.engine.packs import choose_pack, load_packs
 from proxy.engine.pinning import APPROVED, PinStore, ToolVersion, diff
 from proxy.engine.policy import Pack, PolicyDoc, PolicyError, load_policy, merge_tool
@@ -29,6 +33,7 @@ Write = Callable[[str, tuple[Any, ...]], None]
 TextScanner = Callable[[str], tuple[bool, list[str], str]]
 
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+MAX_CONTENT_SCAN = 64 * 1024  # how much of a send's content is searched for planted links
 _MIN_SCAN = 8  # shorter strings cannot carry an injection worth a scanner call
 
 
@@ -384,6 +389,13 @@ class Engine:
             rank = _SEVERITY[verdict]
             if worst is None or rank > worst[0]:
                 worst = (rank, param, dest, why, origin)
+        if not swept and (worst is None or worst[0] < _SEVERITY["deny"]):
+            for param, link, origin in self._planted_links(policy, args):
+                why = "is a link planted in untrusted text, carried in the content"
+                checked.append({"param": param, "destination": link, "verdict": "ask",
+                                "why": why})
+                if worst is None or worst[0] < _SEVERITY["ask"]:
+                    worst = (_SEVERITY["ask"], param, link, why, origin)
         detail: dict[str, Any] = {"destinations": checked, "swept": swept}
         if worst is None:
             return Decision("allow", "sink_gate", "no destination in the call", detail=detail)
@@ -397,6 +409,20 @@ class Engine:
         }[verdict]
         return Decision(verdict, "sink_gate", reason, destination=dest, origin=origin,  # type: ignore[arg-type]
                         detail=detail)
+
+    def _planted_links(
+        self, policy: ToolPolicy, args: dict[str, Any]
+    ) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Links inside the content of a send that were planted in untrusted free text (a
+        phishing link an injection asks to pass on): asked, since a human should see them."""
+        sinks = {p.split(".")[0] for p in policy.sink_params}
+        for param, text in _leaves({k: v for k, v in args.items() if k not in sinks}, ""):
+            for value, kind, _start, _end in extract_destinations(text[:MAX_CONTENT_SCAN]):
+                if kind not in ("url", "host") or policy.trusted.match(value) is not None:
+                    continue
+                origin = self._taint.lookup(value, shaped=False)
+                if origin is not None and origin.provenance == FREE_TEXT:
+                    yield param, value, origin.as_dict()
 
     def _classify(self, tool: str, policy: ToolPolicy, dest: str) -> tuple[
         str, str, dict[str, Any] | None
