@@ -38,20 +38,11 @@ class Verdict:
 class ResultCheck:
     verdict: str  # pass | warn | block
     reason: str = ""
-    score: float = 0.0
-    rules: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    elapsed_ms: float = 0.0
+    detail: dict[str, Any] | None = None  # the detector's own summary, for the audit row
 
     def audit_detail(self) -> dict[str, Any] | None:
-        if self.verdict == "pass" and not self.notes:
-            return None
-        return {
-            "score": round(self.score, 3),
-            "rules": list(self.rules),
-            "notes": list(self.notes),
-            "scan_ms": round(self.elapsed_ms, 3),
-        }
+        return None if self.verdict == "pass" and not self.notes else self.detail
 
 
 ALLOW = Verdict("allow", "default", "no contract applies")
@@ -131,6 +122,4 @@ class Gate:
         except Exception:
             _complain("the injection detector")
             return ResultCheck("block", "Gatewatch could not inspect this result")
-        return ResultCheck(
-            r.verdict, r.reason, r.score, tuple(r.rules), tuple(r.notes), r.elapsed_ms
-        )
+        return ResultCheck(r.verdict, r.reason, tuple(r.notes), r.detail())
