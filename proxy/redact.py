@@ -70,14 +70,23 @@ def redact(obj: Any, *, max_string: int = MAX_STRING) -> Any:
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for key, value in obj.items():
-            if isinstance(value, (str, int, float)) and is_secret_key(str(key)):
-                out[key] = REDACTED
+            if is_secret_key(str(key)) and isinstance(value, (str, int, float, list)):
+                out[key] = _mask(value)
             else:
                 out[key] = redact(value, max_string=max_string)
         return out
     if isinstance(obj, list):
         return [redact(item, max_string=max_string) for item in obj]
     return obj
+
+
+def _mask(value: Any) -> Any:
+    """Every scalar under a token-like key, lists included (`"tokens": ["a", "b"]`)."""
+    if isinstance(value, list):
+        return [_mask(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _mask(item) for key, item in value.items()}
+    return REDACTED if isinstance(value, (str, int, float)) else value
 
 
 def redact_argv(argv: list[str]) -> list[str]:

@@ -55,6 +55,18 @@ def test_credential_shaped_values_anywhere(secret: str) -> None:
     assert secret not in redact_text(f"x {secret} y")
 
 
+def test_lists_under_token_like_keys() -> None:
+    doc = {"tokens": ["abc", "def"], "api_keys": [{"k": "x1"}], "password": [[1, None]]}
+    assert redact(doc) == {
+        "tokens": [REDACTED, REDACTED],
+        "api_keys": [{"k": REDACTED}],
+        "password": [[REDACTED, None]],
+    }
+    # An object under such a key is still walked key by key (tool schemas stay readable).
+    schema = {"properties": {"token": {"type": "string", "description": "your token"}}}
+    assert redact(schema) == schema
+
+
 def test_structure_and_non_strings_survive() -> None:
     doc = {"a": [1, 2.5, True, None, {"b": "c"}], "token": None}
     assert redact(doc) == {"a": [1, 2.5, True, None, {"b": "c"}], "token": None}
