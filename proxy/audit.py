@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy import jsonrpc
-from proxy.redact import redact, redact_text
+from proxy.redact import CUT_MARGIN, redact, redact_text
 
 PAYLOAD_LIMIT = 16 * 1024
 FULL_PAYLOAD_LIMIT = 4 * 1024 * 1024  # blocked results keep their original for forensics
@@ -64,7 +64,7 @@ def payload_text(payload: Any, limit: int) -> tuple[str | None, int]:
     if payload is None:
         return None, 0
     if isinstance(payload, (bytes, bytearray)):
-        text = redact_text(bytes(payload[: limit + 1]).decode("utf-8", "replace"))
+        text = redact_text(bytes(payload[: limit + CUT_MARGIN]).decode("utf-8", "replace"))
     else:
         text = jsonrpc.dumps(redact(payload, max_string=limit)).decode()
     if len(text) > limit:

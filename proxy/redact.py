@@ -49,6 +49,9 @@ SECRET_MARKERS = (
 )
 
 MAX_STRING = 4096
+# Text is redacted this far past a cut, so a secret straddling the cut is still matched whole
+# (an RSA-4096 PEM block is about 3.3 KB) and none of it survives in the part that is kept.
+CUT_MARGIN = 4096
 
 
 def is_secret_key(name: str) -> bool:
@@ -65,7 +68,8 @@ def redact(obj: Any, *, max_string: int = MAX_STRING) -> Any:
     """A copy of a JSON value with secrets masked and long strings shortened."""
     if isinstance(obj, str):
         if len(obj) > max_string:
-            obj = f"{obj[:max_string]}…[{len(obj) - max_string} more chars]"
+            head = redact_text(obj[: max_string + CUT_MARGIN])[:max_string]
+            return f"{head}…[{len(obj) - max_string} more chars]"
         return redact_text(obj)
     if isinstance(obj, dict):
         out: dict[str, Any] = {}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from proxy.audit import payload_text
 from proxy.redact import REDACTED, is_secret_key, redact, redact_argv, redact_text
 from tests.relay_pipes import RawProxy, echo_upstream, events, query
 
@@ -65,6 +66,16 @@ def test_lists_under_token_like_keys() -> None:
     # An object under such a key is still walked key by key (tool schemas stay readable).
     schema = {"properties": {"token": {"type": "string", "description": "your token"}}}
     assert redact(schema) == schema
+
+
+@pytest.mark.parametrize("secret", [GH, PEM])
+def test_secret_straddling_the_cut_leaves_no_fragment(secret: str) -> None:
+    for offset in (5, len(secret) // 2, len(secret) - 3):
+        text = "a" * (100 - offset) + secret + " tail"
+        kept = redact({"body": text}, max_string=100)["body"]
+        assert secret[:offset] not in kept, offset
+        raw, _ = payload_text(text.encode(), 100)
+        assert raw is not None and secret[:offset] not in raw
 
 
 def test_structure_and_non_strings_survive() -> None:
