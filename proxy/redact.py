@@ -7,6 +7,7 @@ masked wherever they appear. Long strings are cut first so redaction costs are b
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -48,17 +49,24 @@ SECRET_MARKERS = (
     "-----BEGIN ",
 )
 
+# No SECRET_VALUE shape is shorter than this ("xoxb-" and 10 more characters); most JSON
+# strings (versions, methods, names) are, and skip the scan.
+SHORTEST_SECRET = 15
+
 MAX_STRING = 4096
 # Text is redacted this far past a cut, so a secret straddling the cut is still matched whole
 # (an RSA-4096 PEM block is about 3.3 KB) and none of it survives in the part that is kept.
 CUT_MARGIN = 4096
 
 
+@lru_cache(maxsize=4096)  # the same few keys come back in every message
 def is_secret_key(name: str) -> bool:
     return bool(SECRET_KEY.search(name))
 
 
 def redact_text(text: str) -> str:
+    if len(text) < SHORTEST_SECRET:
+        return text
     if not any(marker in text for marker in SECRET_MARKERS) and "bearer" not in text.lower():
         return text
     return SECRET_VALUE.sub(REDACTED, text)

@@ -15,6 +15,7 @@ GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 OPENAI = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+SLACK = "xoxb-" + "1234567890"  # the shortest shape there is (15 characters)
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
 
 
@@ -46,7 +47,9 @@ def test_ordinary_keys_are_kept(key: str) -> None:
     assert redact({key: "plain value"}) == {key: "plain value"}
 
 
-@pytest.mark.parametrize("secret", [GH, OPENAI, AWS, JWT, PEM, "Bearer abcdefghijklmnop0123"])
+@pytest.mark.parametrize(
+    "secret", [GH, OPENAI, AWS, JWT, PEM, "Bearer abcdefghijklmnop0123", SLACK]
+)
 def test_credential_shaped_values_anywhere(secret: str) -> None:
     doc = {"params": {"arguments": {"body": f"here: {secret} :end", "list": [secret]}}}
     out = json.dumps(redact(doc))
@@ -76,6 +79,11 @@ def test_secret_straddling_the_cut_leaves_no_fragment(secret: str) -> None:
         assert secret[:offset] not in kept, offset
         raw, _ = payload_text(text.encode(), 100)
         assert raw is not None and secret[:offset] not in raw
+
+
+def test_shortest_secret_alone() -> None:
+    assert redact({"v": SLACK}) == {"v": REDACTED}
+    assert redact({"v": SLACK[:-1]}) == {"v": SLACK[:-1]}
 
 
 def test_structure_and_non_strings_survive() -> None:
