@@ -8,7 +8,14 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QShowEvent
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app import icons
 from app.history_tab import HistoryTab
@@ -83,6 +90,7 @@ class MainWindow(QMainWindow):
         # With a tray, closing only hides: proxies keep being supervised.
         if self.quit_on_close:
             super().closeEvent(event)
+            QApplication.quit()  # no tray to come back from: closing means quitting
             return
         event.ignore()
         self.hide()

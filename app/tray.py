@@ -40,12 +40,16 @@ class Tray(QObject):
         self.icon.activated.connect(self._activated)
         self.icon.messageClicked.connect(self.message_clicked)
         self.state = TrayState.IDLE
+        self._facts: TrayFacts | None = None
         self.update(TrayFacts(0, 0, 0, False))
 
     def show(self) -> None:
         self.icon.show()
 
     def update(self, facts: TrayFacts) -> None:
+        if facts == self._facts:
+            return  # heartbeats arrive every few seconds; redraw only on a change
+        self._facts = facts
         self.state = tray_state(facts)
         self._all_paused = facts.all_paused
         self.icon.setIcon(icons.tray_icon(self.state, facts.pending))

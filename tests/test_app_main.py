@@ -136,3 +136,14 @@ def test_qt_binding_keeps_python_references() -> None:
     for _ in range(100):
         emitter.fired.emit()
     assert sys.getrefcount(True) >= before - 5
+
+
+def test_without_a_tray_the_window_opens_and_says_why(gw: GatewatchApp) -> None:
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    if QSystemTrayIcon.isSystemTrayAvailable():
+        pytest.skip("this display has a system tray")
+    gw.start()
+    assert gw.window.isVisible()
+    assert "No system tray was found" in gw.window.banner.text()
+    assert gw.window.quit_on_close  # closing it quits instead of hiding into nowhere
