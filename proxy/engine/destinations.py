@@ -101,9 +101,10 @@ _DISPLAY_NAME_RE = re.compile(r"^[^<>\n@]{0,80}<([^<>@\s]+@[^<>\s]+)>$")
 
 
 def _clean(value: str) -> str:
-    value = unicodedata.normalize("NFKC", value)
-    # Zero-width and bidi controls must not make two spellings of one address differ.
-    value = "".join(ch for ch in value if unicodedata.category(ch) != "Cf")
+    if not value.isascii():  # ASCII is already NFKC and has no format characters
+        value = unicodedata.normalize("NFKC", value)
+        # Zero-width and bidi controls must not make two spellings of one address differ.
+        value = "".join(ch for ch in value if unicodedata.category(ch) != "Cf")
     return _WS_RE.sub(" ", value).strip()
 
 
