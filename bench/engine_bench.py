@@ -32,6 +32,8 @@ GMAIL_TOOLS = [
     {"name": "read_email", "description": "Retrieves the content of a specific email",
      "inputSchema": {"type": "object", "properties": {"messageId": {"type": "string"}}}},
 ]
+FETCH_TOOL = {"name": "fetch_url", "description": "Fetch a URL",
+              "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}}
 POLICY = """
 trusted_destinations: ["*@corp.example"]
 servers:
@@ -88,10 +90,13 @@ def main() -> int:
 
         rows: list[tuple[str, float, float, float, float]] = []
 
+
         def measure(label: str, fn: Callable[[], Any]) -> None:
+            decision = fn()  # what is being timed: the verdict goes in the table
             samples = timed(fn, opts.calls)
             p50, p99 = statistics.median(samples), pct(samples, 99)
-            rows.append((label, p50, p99, p50 / base50, p99 / base50))
+            rows.append((f"{label} → {decision.verdict}/{decision.contract}", p50, p99,
+                         p50 / base50, p99 / base50))
 
         measure("send_email, trusted+contact (ask)", lambda: gmail.decide("send_email", SEND))
         measure("read_email (no sink)", lambda: gmail.decide("read_email", {"messageId": "1"}))
@@ -103,19 +108,23 @@ def main() -> int:
             _fill_db(db, n)
             measure(f"send_email unproven, {n:,} taint rows (other servers)",
                     lambda: gmail.decide("send_email", unproven))
-            session = Engine.create("gmail", f"big{n}", db, policy_path=policy)
-            session.tools_listed(GMAIL_TOOLS)
+            session = Engine.create(f"big{n}", "bench", db, policy_path=policy)
+            session.tools_listed([*GMAIL_TOOLS, FETCH_TOOL])
             text = " ".join(f"write to user{i}@spam{i % 97}.example now." for i in range(n))
             session.result_seen("read_email", {"content": [{"type": "text", "text": text}]})
             measure(f"send_email unproven, {n:,} values seen this session",
                     lambda: session.decide("send_email", unproven))  # noqa: B023 - run at once
+            # A host is also searched for inside everything the session read: linear in it.
+            measure(f"fetch unproven URL, {n:,} values seen this session",
+                    lambda: session.decide("fetch_url", {"url": "https://nowhere.example/x"}))  # noqa: B023
         db.close()
 
     print(f"baseline: json.loads of the tools/call frame p50 {base50:.1f} µs")
     print(f"Engine.create with all packs: {create_ms:.1f} ms")
-    print(f"{'decision':<52} {'p50 µs':>8} {'p99 µs':>8} {'p50 ×':>7} {'p99 ×':>7}")
+    print(f"{'decision → verdict/contract':<76} {'p50 µs':>8} {'p99 µs':>8} {'p50 ×':>7} "
+          f"{'p99 ×':>7}")
     for label, p50, p99, r50, r99 in rows:
-        print(f"{label:<52} {p50:8.1f} {p99:8.1f} {r50:7.1f} {r99:7.1f}")
+        print(f"{label:<76} {p50:8.1f} {p99:8.1f} {r50:7.1f} {r99:7.1f}")
     return 0
 
 

@@ -73,6 +73,7 @@ CONTACT_KEYS = frozenset(
 )
 _LABEL_LINE = re.compile(r"^\s*(?:[-*•]\s*)?[A-Za-z][\w '()/.-]{0,40}:\s*(?P<rest>.+?)\s*$")
 _LEFTOVER_OK = re.compile(r"^[\s,;<>\"'()\w.-]{0,60}$")
+_EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+")
 _ADDRESSES = re.compile(r"\S+@\S+|\S+://\S+")
 # Prose in which a page or message states its own author's address ("My e-mail is x@y",
 # "contact us at ...") introduces a contact, like a signature; injected instructions direct
@@ -303,7 +304,11 @@ class TaintLog:
             return Origin(row[0], row[1], row[2], row[3], row[4], row[5])
         if best is not None:
             return best
-        return self._substring(value) if shaped and len(value) >= 4 else None
+        # E-mail addresses are always extracted whole, so a substring hit on one could only be
+        # the tail of a longer address: substrings are for hosts, handles, channels, numbers.
+        if not shaped or len(value) < 4 or _EMAIL_LIKE.fullmatch(value):
+            return None
+        return self._substring(value)
 
     def _substring(self, value: str) -> Origin | None:
         if not self._chunks:
