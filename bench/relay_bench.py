@@ -185,6 +185,47 @@ async def cold_start(cmds: dict[str, list[str]], env: dict[str, str], repeat: in
     }
 
 
+async def audit_through_proxy(
+    tmp: Path, env: dict[str, str], rate: int, seconds: float, size: int
+) -> dict[str, Any]:
+    """Paced requests through `gatewatch run`; the session's own record of its audit queue."""
+    import sqlite3
+
+    db = tmp / f"paced-{rate}.db"
+    target = await Target.start(gatewatch_cmd(db), env)
+    total = int(rate * seconds)
+
+    async def read_all() -> None:
+        for _ in range(total):
+            assert await target.stdout.readline()
+
+    reader = asyncio.create_task(read_all())
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    sent = 0
+    while sent < total:
+        due = min(total, int((loop.time() - start) * rate) + 1)
+        while sent < due:
+            target.stdin.write(request(sent, size))
+            sent += 1
+        await target.stdin.drain()
+        await asyncio.sleep(0.001)
+    await reader
+    await target.close()
+    conn = sqlite3.connect(db)
+    (detail,) = conn.execute(
+        "SELECT detail FROM events WHERE kind = 'lifecycle' AND detail LIKE '%audit_high_water%'"
+    ).fetchone()
+    conn.close()
+    stats = json.loads(detail)
+    return {
+        "requests_per_s": rate,
+        "requests": total,
+        "high_water": stats["audit_high_water"],
+        "waited": stats["audit_waited"],
+    }
+
+
 def best(rounds: list[dict[str, float]]) -> dict[str, float]:
     """Per metric, the best round: other tenants' load only ever makes a figure worse."""
     out = {k: min(r[k] for r in rounds) for k in rounds[0] if k.endswith("_ms")}
@@ -269,6 +310,11 @@ def print_report(report: dict[str, Any], out: Callable[[str], None] = print) -> 
             + ", ".join(f"{name} {v[key]:.1f}" for name, v in cs.items())
         )
         out(f"  added by gatewatch: {cs['gatewatch'][key] - cs['direct'][key]:.1f} ms")
+    for a in report.get("audit_through_proxy", []):
+        out(
+            f"audit queue through gatewatch run at {a['requests_per_s']} req/s (4 KB, "
+            f"{a['requests']} requests): high water {a['high_water']}, waited {a['waited']} times"
+        )
     for a in report["audit"]:
         out(
             f"audit queue at {a['requests_per_s']} req/s: high water {a['high_water']} of "
@@ -295,6 +341,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             results = {name: best(rs) for name, rs in rounds.items()}
             report["sizes"][str(size)] = {"results": results, "ratios": ratios(results)}
         report["cold_start_ms"] = await cold_start(cmds, env, args.repeat)
+        report["audit_through_proxy"] = [
+            await audit_through_proxy(tmp, env, rate, args.audit_seconds, 4096) for rate in (1000,)
+        ]
         report["audit"] = [
             await audit_high_water(tmp / f"audit-{rate}.db", rate, args.audit_seconds, 4096)
             for rate in (1000, 5000)

@@ -161,7 +161,9 @@ async def run_proxy(opts: RunOptions) -> int:
 
     if health is not None:
         health.close()
-    await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail={"exit_code": code}))
+    # The queue's high-water mark shows, per session, whether the audit ever held the relay up.
+    stats = {"exit_code": code, "audit_high_water": audit.high_water, "audit_waited": audit.waited}
+    await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail=stats))
     audit.execute(END_SESSION, (time.time(), code, reason, session.id))
     await audit.close()
     return code

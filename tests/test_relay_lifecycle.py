@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 from pathlib import Path
@@ -49,6 +50,10 @@ async def test_upstream_exit_code_becomes_the_proxys(db_file: Path) -> None:
     assert tuple(session) == (3, "upstream exited")
     last = events(db_file)[-1]
     assert (last["kind"], last["reason"]) == ("lifecycle", "upstream exited")
+    # The session's own record of its audit queue: it never made the relay wait.
+    detail = json.loads(last["detail"])
+    assert detail["exit_code"] == 3 and detail["audit_waited"] == 0
+    assert 0 < detail["audit_high_water"] < 10_000
 
 
 async def test_upstream_exit_is_noticed_while_its_child_holds_stdout(db_file: Path) -> None:
