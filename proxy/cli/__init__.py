@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check the environment: Python, Qt, database, packs, clients",
     ),
     "serve": ("proxy.cli.serve_cmd", "run Gatewatch itself as an MCP server over stdio"),
+    "bench": ("proxy.cli.bench_cmd", "run the benchmarks (relay, engine, detector, history, ask)"),
     "clients": ("proxy.cli.clients_cmd", "MCP client configs found and which servers are wrapped"),
     "wrap": ("proxy.cli.wrap_cmd", "route client servers through Gatewatch (preview, backup)"),
     "unwrap": ("proxy.cli.unwrap_cmd", "restore client servers' original commands"),
