@@ -21,8 +21,11 @@ ACCOUNT = "account"  # IBAN-like bank account numbers
 
 # The local part starts at a run boundary and is at most 64 chars (RFC 5321), so a long run of
 # word characters is scanned once rather than from every position (quadratic on big results).
+# The local part may hold an apostrophe (o'brien@...) but never start with one: in 'x@y' the
+# quotes are punctuation.
 _EMAIL_RE = re.compile(
-    r"(?<![A-Za-z0-9._%+'-])[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9_%+-][A-Za-z0-9._%+'-]{0,63}@[A-Za-z0-9-]+"
+    r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 )
 _URL_RE = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s<>\"'`)\]}]+")
 # Bare host names: a dotted name whose last label is a TLD-like word and not a file extension.
