@@ -94,8 +94,8 @@ def test_allow_in_the_popup_lets_the_real_call_through(
 ) -> None:
     outbox = tmp_path / "outbox.jsonl"
     client = ClientThread(outbox, [
-        ("send_email", {"to": "new@random.com", "subject": "Hi", "body": "Hello"}),
-        ("send_email", {"to": "new@random.com", "subject": "Again", "body": "Hello"}),
+        ("send_email", {"to": ["new@random.com"], "subject": "Hi", "body": "Hello"}),
+        ("send_email", {"to": ["new@random.com"], "subject": "Again", "body": "Hello"}),
     ])
     client.start()
     popup = asking.popup
@@ -116,7 +116,7 @@ def test_escape_in_the_popup_denies_and_nothing_is_sent(
     asking: AskController, qtbot: QtBot, tmp_path: Path
 ) -> None:
     outbox = tmp_path / "outbox.jsonl"
-    client = ClientThread(outbox, [("send_email", {"to": "x@evil.example", "subject": "S",
+    client = ClientThread(outbox, [("send_email", {"to": ["x@evil.example"], "subject": "S",
                                                    "body": "B"})])
     client.start()
     qtbot.waitUntil(asking.popup.isVisible, timeout=60000)
@@ -132,7 +132,7 @@ def test_a_proxy_that_exits_takes_its_question_away(
     asking: AskController, qtbot: QtBot, tmp_path: Path
 ) -> None:
     client = ClientThread(tmp_path / "outbox.jsonl",
-                          [("send_email", {"to": "q@random.com", "subject": "S", "body": "B"})])
+                          [("send_email", {"to": ["q@random.com"], "subject": "S", "body": "B"})])
     client.start()
     qtbot.waitUntil(asking.popup.isVisible, timeout=60000)
     proxies = asking.hub.proxies()
