@@ -81,6 +81,14 @@ async def run_proxy(opts: RunOptions) -> int:
     # 5 ms switch interval a frame arriving meanwhile waited up to 5 ms for the GIL (p95 of
     # 4 KB round trips: 11.6 ms); at 0.5 ms the relay gets it back promptly (p95 0.3 ms).
     sys.setswitchinterval(SWITCH_INTERVAL)
+    # Handlers first: a signal during start-up must end the run in order, not as a
+    # KeyboardInterrupt in the middle of spawning or opening the database.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
     session = Session(server=opts.name, command=redact_argv(opts.argv))
     audit = AuditWriter(opts.db_path, session.id, session.server)
     try:
@@ -108,15 +116,16 @@ async def run_proxy(opts: RunOptions) -> int:
         proc.stdout,
         max_parse=opts.max_parse,
     )
-    relay.on_session_change = lambda: _client_changed(audit, session)
-    loading = asyncio.create_task(_load_components(relay.gate, opts, session, audit))
+    from proxy.ipc.session_link import client_fields, start_app_link
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
+    link = start_app_link(session, relay.gate)
+
+    def client_changed() -> None:
+        _client_changed(audit, session)
+        link.update_session(**client_fields(session))
+
+    relay.on_session_change = client_changed
+    loading = asyncio.create_task(_load_components(relay, opts, session, audit, link))
 
     health = None
     if opts.health_port is not None:
@@ -161,6 +170,7 @@ async def run_proxy(opts: RunOptions) -> int:
 
     if health is not None:
         health.close()
+    await link.close()
     # The queue's high-water mark shows, per session, whether the audit ever held the relay up.
     stats = {"exit_code": code, "audit_high_water": audit.high_water, "audit_waited": audit.waited}
     await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail=stats))
@@ -185,8 +195,9 @@ async def _open_audit(audit: AuditWriter, session: Session) -> None:
 
 
 async def _load_components(
-    gate: Gate, opts: RunOptions, session: Session, audit: AuditWriter
+    relay: Relay, opts: RunOptions, session: Session, audit: AuditWriter, link: Any
 ) -> None:
+    gate = relay.gate
     from proxy.components import ComponentError, load_components
 
     loop = asyncio.get_running_loop()
@@ -207,6 +218,10 @@ async def _load_components(
     except Exception as exc:  # fail closed on anything unexpected, and say so
         message = f"could not load the decision engine: {exc!r}"
     else:
+        from proxy.ask.held import install
+        from proxy.settings import load_settings
+
+        install(relay, opts.db_path, load_settings(), engine=engine, write=write, app_link=link)
         gate.ready(engine, detector)
         return
     print(f"gatewatch: {message}. Every tool call is denied until this is fixed.", file=sys.stderr)
