@@ -61,6 +61,8 @@ class ClientThread(threading.Thread):
         self.calls = calls
         self.results: list[tuple[bool, str]] = []
         self.error: BaseException | None = None
+        self.release = threading.Event()  # the session stays open until the test sets it
+        self.release.set()
 
     def run(self) -> None:
         try:
@@ -80,6 +82,7 @@ class ClientThread(threading.Thread):
                 result = await client.call_tool(tool, args)
                 text = "".join(getattr(block, "text", "") for block in result.content)
                 self.results.append((bool(result.is_error), text))
+            await asyncio.to_thread(self.release.wait, 60)
 
 
 def sent(outbox: Path) -> list[dict[str, Any]]:
@@ -144,3 +147,29 @@ def test_a_proxy_that_exits_takes_its_question_away(
     qtbot.waitUntil(lambda: not asking.popup.isVisible(), timeout=30000)
     assert len(asking.queue) == 0
     client.join(60)
+
+
+@needs_wiring
+def test_a_running_proxy_shows_in_the_servers_tab(asking: AskController, qtbot: QtBot,
+                                                 tmp_path: Path, db_file: Path) -> None:
+    from app.servers_tab import ServersTab
+    from proxy.store import schema
+
+    tab = ServersTab(schema.connect(db_file), asking.hub)
+    qtbot.addWidget(tab)
+    client = ClientThread(tmp_path / "outbox.jsonl", [("read_inbox", {})])
+    client.release.clear()
+    client.start()
+    try:
+        def cell(column: int) -> str:
+            item = tab.proxies.item(0, column) if tab.proxies.rowCount() == 1 else None
+            return item.text() if item is not None else ""
+
+        # The client's name arrives in a `session` message once it has initialised.
+        qtbot.waitUntil(lambda: cell(1) not in ("", "—"), timeout=60000)
+        assert cell(0) == "mail"
+        qtbot.waitUntil(lambda: cell(4) == "1", timeout=20000)  # calls, from heartbeats
+    finally:
+        client.release.set()
+        client.join(60)
+    qtbot.waitUntil(lambda: tab.proxies.rowCount() == 0, timeout=20000)
