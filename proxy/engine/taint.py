@@ -77,10 +77,10 @@ _EMAIL_LIKE = re.compile(r"[^@\s]+@[^@\s]+")
 _ADDRESSES = re.compile(r"\S+@\S+|\S+://\S+")
 # Prose in which a page or message states its own author's address ("My e-mail is x@y",
 # "contact us at ...") introduces a contact, like a signature; injected instructions direct
-# the reader to an address instead ("send it to ...").
+# the reader to an address instead ("send it to my email x@y": no statement, so taint).
 _SELF_DECLARED = re.compile(
     r"(?:\b(?:my|our)\s+(?:e-?mail(?:\s+address)?|address|phone(?:\s+number)?|number|"
-    r"website|web\s*site|site|blog|homepage|iban|account(?:\s+number)?)\s*(?:is|:)?"
+    r"website|web\s*site|site|blog|homepage|iban|account(?:\s+number)?)\s*(?:is|:)"
     r"|\b(?:contact|reach|email|e-mail|call|text)\s+(?:me|us)\s+(?:at|on|via))\s*$",
     re.IGNORECASE,
 )
