@@ -20,20 +20,9 @@ from pytestqt.qtbot import QtBot
 from app.ask_controller import AskController
 from app.hub import Hub
 from app.popup import GUARD_MS, ApprovalPopup
-from tests.support import GATEWATCH, ROOT, child_env, upstream
+from tests.support import GATEWATCH, child_env, upstream
 
 pytestmark = pytest.mark.e2e
-
-
-def _run_wires_the_app() -> bool:
-    # Until `gatewatch run` connects its ask chain to the local socket there is nobody to ask.
-    sources = [*(ROOT / "proxy").glob("*.py"), ROOT / "proxy" / "cli" / "run_cmd.py"]
-    return any(("AppLink" in text or "start_app_link" in text)
-               for text in (p.read_text() for p in sources if p.exists()))
-
-
-needs_wiring = pytest.mark.skipif(not _run_wires_the_app(),
-                                  reason="gatewatch run does not reach the app yet")
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +52,8 @@ class ClientThread(threading.Thread):
         self.error: BaseException | None = None
         self.release = threading.Event()  # the session stays open until the test sets it
         self.release.set()
+        self.go = threading.Event()  # the calls start when the test sets it
+        self.go.set()
 
     def run(self) -> None:
         try:
@@ -78,6 +69,7 @@ class ClientThread(threading.Thread):
                                        env=child_env({"MAIL_OUTBOX": str(self.outbox)}))
         async with Client(params, mode="legacy") as client:
             await client.list_tools()
+            await asyncio.to_thread(self.go.wait, 60)
             for tool, args in self.calls:
                 result = await client.call_tool(tool, args)
                 text = "".join(getattr(block, "text", "") for block in result.content)
@@ -91,7 +83,6 @@ def sent(outbox: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in outbox.read_text().splitlines() if line]
 
 
-@needs_wiring
 def test_allow_in_the_popup_lets_the_real_call_through(
     asking: AskController, qtbot: QtBot, tmp_path: Path
 ) -> None:
@@ -114,7 +105,6 @@ def test_allow_in_the_popup_lets_the_real_call_through(
     assert [m["subject"] for m in sent(outbox)] == ["Hi", "Again"]
 
 
-@needs_wiring
 def test_escape_in_the_popup_denies_and_nothing_is_sent(
     asking: AskController, qtbot: QtBot, tmp_path: Path
 ) -> None:
@@ -130,7 +120,6 @@ def test_escape_in_the_popup_denies_and_nothing_is_sent(
     assert sent(outbox) == []
 
 
-@needs_wiring
 def test_a_proxy_that_exits_takes_its_question_away(
     asking: AskController, qtbot: QtBot, tmp_path: Path
 ) -> None:
@@ -149,7 +138,6 @@ def test_a_proxy_that_exits_takes_its_question_away(
     client.join(60)
 
 
-@needs_wiring
 def test_a_running_proxy_shows_in_the_servers_tab(asking: AskController, qtbot: QtBot,
                                                  tmp_path: Path, db_file: Path) -> None:
     from app.servers_tab import ServersTab
@@ -173,3 +161,25 @@ def test_a_running_proxy_shows_in_the_servers_tab(asking: AskController, qtbot: 
         client.release.set()
         client.join(60)
     qtbot.waitUntil(lambda: tab.proxies.rowCount() == 0, timeout=20000)
+
+
+def test_pausing_a_server_in_the_app_denies_its_calls(asking: AskController, qtbot: QtBot,
+                                                     tmp_path: Path, db_file: Path) -> None:
+    from app.servers_tab import ServersTab
+    from proxy.store import schema
+
+    tab = ServersTab(schema.connect(db_file), asking.hub)
+    qtbot.addWidget(tab)
+    client = ClientThread(tmp_path / "outbox.jsonl", [("read_inbox", {})])
+    client.go.clear()
+    client.start()
+    qtbot.waitUntil(lambda: tab.proxies.rowCount() == 1, timeout=60000)
+    tab.proxies.selectRow(0)
+    tab.pause_button.click()
+    # The proxy reports its state in its next heartbeat.
+    qtbot.waitUntil(lambda: asking.hub.proxies()[0].paused, timeout=20000)
+    client.go.set()
+    client.join(60)
+    assert client.error is None, client.error
+    assert client.results[0][0] is True
+    assert "paused" in client.results[0][1]
