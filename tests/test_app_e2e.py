@@ -183,3 +183,33 @@ def test_pausing_a_server_in_the_app_denies_its_calls(asking: AskController, qtb
     assert client.error is None, client.error
     assert client.results[0][0] is True
     assert "paused" in client.results[0][1]
+
+
+def test_always_allow_becomes_a_trusted_destination(asking: AskController, qtbot: QtBot,
+                                                    tmp_path: Path, db_file: Path) -> None:
+    from app import store
+    from app.trust_tab import TrustTab
+    from proxy.store import schema
+
+    outbox = tmp_path / "outbox.jsonl"
+    client = ClientThread(outbox, [("send_email", {"to": ["friend@example.com"],
+                                                   "subject": "S", "body": "B"})])
+    client.start()
+    popup = asking.popup
+    qtbot.waitUntil(popup.isVisible, timeout=60000)
+    popup.remember_forever.setChecked(True)
+    popup.expiry.setCurrentIndex(2)  # for 1 day
+    qtbot.waitUntil(popup.allow_button.isEnabled, timeout=GUARD_MS * 4)
+    popup.allow_button.click()
+    client.join(60)
+    assert client.error is None, client.error
+    assert [m["to"] for m in sent(outbox)] == [["friend@example.com"]]
+    conn = schema.connect(db_file)
+    qtbot.waitUntil(lambda: bool(store.grants(conn)), timeout=10000)
+    [grant] = store.grants(conn)
+    assert (grant.server, grant.tool, grant.destination) == ("mail", "send_email",
+                                                             "friend@example.com")
+    assert grant.expires_at is not None
+    tab = TrustTab(conn)
+    qtbot.addWidget(tab)
+    assert tab.table.rowCount() == 1
