@@ -235,6 +235,14 @@ class Relay:
         rpc_id = msg.get("id")
         if verdict.verdict == "allow":
             self._track_call(rpc_id, tool)
+            if "requestState" in params:
+                from proxy.ask import AskChain, without_retry_fields
+
+                if AskChain.is_retry(params):
+                    # A 2026-07-28 retry the rules now allow: Gatewatch's fields stay here.
+                    stripped = {**msg, "params": without_retry_fields(params)}
+                    await self.to_server(jsonrpc.dumps(stripped) + b"\n")
+                    return False
             return True
         if verdict.verdict == "ask":
             held = HeldCall(msg, data, tool, arguments, verdict, asyncio.Event())

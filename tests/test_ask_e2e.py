@@ -27,6 +27,7 @@ ERA_2026 = "2026-07-28"
 META_2026 = {
     "io.modelcontextprotocol/protocolVersion": ERA_2026,
     "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
 
 
@@ -186,8 +187,7 @@ async def test_new_era_accept_and_decline(db_file: Path, outbox: Path) -> None:
 
 
 def call(rpc_id: int, arguments: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    meta = {**META_2026, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-    return {"name": "send_email", "arguments": arguments, "_meta": meta, **extra}
+    return {"name": "send_email", "arguments": arguments, "_meta": META_2026, **extra}
 
 
 async def start_raw(db: Path, outbox: Path) -> RawProxy:
@@ -206,9 +206,10 @@ async def test_new_era_forged_replayed_and_swapped_states_are_denied(
 ) -> None:
     proxy = await start_raw(db_file, outbox)
     try:
-        await proxy.request(0, "tools/list", {"_meta": META_2026})
+        assert "tools" in (await proxy.request(0, "tools/list", {"_meta": META_2026}))["result"]
         first = (await proxy.request(1, "tools/call", call(1, SEND)))["result"]
         assert first["resultType"] == "input_required"
+        assert TO in first["inputRequests"][next(iter(first["inputRequests"]))]["params"]["message"]
         state = first["requestState"]
         (key,) = first["inputRequests"]
         yes = {key: {"action": "accept", "content": {"allow": True}}}
@@ -324,3 +325,26 @@ async def test_cancelled_call_is_never_forwarded(
     assert sent(outbox) == []
     assert any(e["decided_by"] == "cancelled" for e in events(db_file))
 
+
+
+async def test_new_era_retry_the_rules_now_allow_reaches_the_upstream_clean(
+    db_file: Path, outbox: Path
+) -> None:
+    proxy = await start_raw(db_file, outbox)
+    try:
+        await proxy.request(0, "tools/list", {"_meta": META_2026})
+        first = (await proxy.request(1, "tools/call", call(1, SEND)))["result"]
+        second = (await proxy.request(2, "tools/call", call(2, SEND)))["result"]
+        (key,) = first["inputRequests"]
+        forever = {key: {"action": "accept", "content": {"allow": True, "remember": "forever"}}}
+        done = await proxy.request(3, "tools/call", call(
+            3, SEND, inputResponses=forever, requestState=first["requestState"]))
+        assert not done["result"].get("isError"), done
+        # The grant now makes the rules allow; the second retry still carries our state.
+        late = await proxy.request(4, "tools/call", call(
+            4, SEND, inputResponses=forever, requestState=second["requestState"]))
+        assert not late["result"].get("isError"), late
+        assert late["result"]["content"][0]["text"] == "queued"
+    finally:
+        await proxy.kill()
+    assert len(sent(outbox)) == 2

@@ -120,7 +120,8 @@ class AskChain:
                 return outcome
         return Outcome(False, "fallback", _no_human(self.settings.ask_via))
 
-    def is_retry(self, params: dict[str, Any]) -> bool:
+    @staticmethod
+    def is_retry(params: dict[str, Any]) -> bool:
         """Does this tools/call carry a requestState Gatewatch issued?"""
         state = params.get("requestState")
         return isinstance(state, str) and state.startswith(PREFIX)
