@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.relay_pipes import RawProxy, events, query
+from tests.relay_pipes import RawProxy, events, query, wait_for
 from tests.support import GATEWATCH, Approver, child_env, upstream
 
 pytestmark = pytest.mark.e2e
@@ -348,3 +348,54 @@ async def test_new_era_retry_the_rules_now_allow_reaches_the_upstream_clean(
     finally:
         await proxy.kill()
     assert len(sent(outbox)) == 2
+
+
+@pytest.mark.slow
+async def test_app_controls_pause_resume_and_reload(
+    db_file: Path, outbox: Path, gw_home: Path
+) -> None:
+    from proxy.ipc.server import SocketServer
+
+    beats: list[dict[str, Any]] = []
+    asked: list[dict[str, Any]] = []
+
+    async def decide(message: dict[str, Any]) -> dict[str, Any]:
+        asked.append(message)
+        return {"allow": True, "remember": "once", "expires_in_s": None}
+
+    def on_event(kind: str, message: dict[str, Any]) -> None:
+        if kind in ("hello", "heartbeat"):
+            beats.append(message)
+
+    async def paused_is(value: bool) -> None:
+        start = len(beats)
+        await wait_for(lambda: any(b.get("paused") is value for b in beats[start:]),
+                       timeout=30, what=f"a heartbeat with paused={value}")
+
+    server = SocketServer(decide, on_event=on_event)
+    await server.start()
+    try:
+        async with mail_client(db_file, outbox) as client:
+            await wait_for(lambda: beats, what="the proxy's hello")
+            server.control("pause")
+            await paused_is(True)
+            paused = await client.call_tool("send_email", SEND)
+            assert paused.is_error and "paused" in text_of(paused) and asked == []
+
+            server.control("resume")
+            await paused_is(False)
+            assert not (await client.call_tool("send_email", SEND)).is_error
+            assert len(asked) == 1 and asked[0]["destination"] == TO
+
+            write_settings(gw_home, "ask_via: deny\n")
+            server.control("reload")
+            server.control("pause")  # controls are handled in order: paused means reloaded
+            await paused_is(True)
+            server.control("resume")
+            await paused_is(False)
+            other = {**SEND, "to": ["other@random.com"]}
+            assert (await client.call_tool("send_email", other)).is_error
+            assert len(asked) == 1  # ask_via: deny asks nobody
+    finally:
+        await server.close()
+    assert len(sent(outbox)) == 1

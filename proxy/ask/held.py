@@ -9,6 +9,7 @@ nothing at all when the client cancelled the call.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -83,7 +84,27 @@ def install(
         session.server, session.id, connect(db_path), settings, write=write, app_link=app_link
     )
     relay.ask_handler = ask_handler(relay, chain, engine)
+    if app_link is not None:
+        app_link.add_control_handler(lambda message: _reload(message, relay, chain, engine))
     return chain
+
+
+def _reload(message: dict[str, Any], relay: Relay, chain: AskChain, engine: Any) -> None:
+    """`reload` from the app: settings and policy are read again; a broken file fails closed."""
+    if message.get("action") != "reload":
+        return
+    from proxy.settings import load_settings
+
+    try:
+        chain.settings = load_settings()
+        if engine is not None:
+            engine.reload()
+    except Exception as exc:
+        print(f"gatewatch: reload failed: {exc}. Every tool call is denied until this is fixed.",
+              file=sys.stderr)
+        relay.gate.broken = f"Gatewatch reload failed: {exc}"
+    else:
+        relay.gate.broken = None
 
 
 def ask_handler(

@@ -38,7 +38,7 @@ class AppLink:
         heartbeat_s: float = protocol.HEARTBEAT_S,
     ) -> None:
         self._hello = dict(hello)
-        self._on_control = on_control
+        self._control_handlers = [on_control] if on_control is not None else []
         self._stats = stats
         self._reconnect_s = reconnect_s
         self._heartbeat_s = heartbeat_s
@@ -47,6 +47,10 @@ class AppLink:
         self._task: asyncio.Task[None] | None = None
         self._connected = asyncio.Event()
         self._warned_dir = False
+
+    def add_control_handler(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Also call `handler` with every `control` message (pause, resume, reload)."""
+        self._control_handlers.append(handler)
 
     @property
     def connected(self) -> bool:
@@ -181,11 +185,12 @@ class AppLink:
             future = self._pending.get(str(message.get("ask_id")))
             if future is not None and not future.done():
                 future.set_result(message)
-        elif kind == "control" and self._on_control is not None:
-            try:
-                self._on_control(message)
-            except Exception:
-                log.exception("app link: control handler failed on %r", message)
+        elif kind == "control":
+            for handler in self._control_handlers:
+                try:
+                    handler(message)
+                except Exception:
+                    log.exception("app link: control handler failed on %r", message)
 
     def _disconnected(self) -> None:
         self._connected.clear()
