@@ -48,6 +48,21 @@ def load_components(
     return engine, detector
 
 
+def paused_in_db(db_path: Path, server: str) -> bool:
+    """The app's pause switch, for a proxy that starts while the app is closed: this server's
+    row, or the `*` row that pauses every server."""
+    from proxy.store.schema import connect
+
+    conn = connect(db_path)
+    try:
+        row = conn.execute(
+            "SELECT MAX(paused) FROM server_state WHERE server IN (?, '*')", (server,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return bool(row and row[0])
+
+
 def _text_scanner(detector: Any) -> Callable[[str], tuple[bool, list[str], str]]:
     def scan(text: str) -> tuple[bool, list[str], str]:
         inspection = detector.scan_text(text)

@@ -85,6 +85,8 @@ class Relay:
         self.client_gone = False
         self.upstream_gone = False
         self.on_session_change: Callable[[], None] | None = None
+        # Told of every denied call and blocked result (the app turns them into notifications).
+        self.on_notice: Callable[[AuditEvent], None] | None = None
         self.ask_handler: AskHandler | None = None
 
     # ---- writing -------------------------------------------------------------------------
@@ -108,6 +110,8 @@ class Relay:
             self.upstream_gone = True
 
     async def record(self, event: AuditEvent) -> None:
+        if event.direction == "gw2c" and event.verdict in ("deny", "block") and self.on_notice:
+            self.on_notice(event)
         waiting = self.audit.put(event)
         if waiting is not None:
             await waiting

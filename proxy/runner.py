@@ -125,6 +125,7 @@ async def run_proxy(opts: RunOptions) -> int:
         link.update_session(**client_fields(session))
 
     relay.on_session_change = client_changed
+    relay.on_notice = lambda event: link.notice(notice_fields(session, event))
     loading = asyncio.create_task(_load_components(relay, opts, session, audit, link))
 
     health = None
@@ -198,7 +199,7 @@ async def _load_components(
     relay: Relay, opts: RunOptions, session: Session, audit: AuditWriter, link: Any
 ) -> None:
     gate = relay.gate
-    from proxy.components import ComponentError, load_components
+    from proxy.components import ComponentError, load_components, paused_in_db
 
     loop = asyncio.get_running_loop()
 
@@ -210,6 +211,7 @@ async def _load_components(
             loop.call_soon_threadsafe(audit.execute, sql, params)
 
     try:
+        gate.paused = await asyncio.to_thread(paused_in_db, opts.db_path, session.server)
         engine, detector = await asyncio.to_thread(
             load_components, session.server, session.id, opts.db_path, opts.policy_path, write
         )
@@ -229,6 +231,18 @@ async def _load_components(
     await audit.put_wait(
         AuditEvent("gw", "lifecycle", verdict="deny", contract="config", reason=message)
     )
+
+
+def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:
+    """A denial or a blocked result, for the app's desktop notification."""
+    return {
+        "server": session.server,
+        "tool": event.tool,
+        "verdict": event.verdict,
+        "reason": event.reason,
+        "event_ts": event.ts,
+        "trace_id": event.trace_id,
+    }
 
 
 def _client_changed(audit: AuditWriter, session: Session) -> None:
