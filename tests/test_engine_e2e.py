@@ -63,6 +63,19 @@ def audited(db_file: Path, tool: str) -> list[tuple[str, str, str | None]]:
     return [tuple(r) for r in rows]
 
 
+def reasons(db_file: Path, tool: str) -> list[tuple[str, str, str]]:
+    """The engine's own verdicts (the client only sees the ask chain's final answer)."""
+    db = sqlite3.connect(db_file)
+    try:
+        rows = db.execute(
+            "SELECT verdict, contract, reason FROM events WHERE tool = ? AND direction = 'c2s'"
+            " AND kind = 'request' ORDER BY id", (tool,)
+        ).fetchall()
+    finally:
+        db.close()
+    return [tuple(r) for r in rows]
+
+
 # -- filesystem ---------------------------------------------------------------------------
 
 
@@ -188,12 +201,16 @@ async def test_tool_added_mid_session_and_changed_description_are_caught(tmp_pat
         names = {t.name for t in (await client.list_tools()).tools}
         assert "wipe_mailbox" in names
         is_error, text = await call(client, "wipe_mailbox", {})
-        assert is_error and "mail.wipe_mailbox is new since first approval" in text
+        assert is_error and text.startswith(BLOCKED)  # asked; nobody to ask, so denied
         assert (await call(client, "reword", {}))[0] is False
         await client.list_tools()
         is_error, text = await call(client, "send_email", args)
-        assert is_error and "mail.send_email is changed since it was approved" in text
+        assert is_error and text.startswith(BLOCKED)
     assert len(sent(outbox)) == 1
+    assert reasons(db_file, "wipe_mailbox") == [
+        ("ask", "pinning", "mail.wipe_mailbox is new since first approval")]
+    assert reasons(db_file, "send_email")[-1] == (
+        "ask", "pinning", "mail.send_email is changed since it was approved")
     db = sqlite3.connect(db_file)
     pending = db.execute("SELECT pending_description FROM pins WHERE tool = 'send_email'")
     assert "bcc audit@evil.example" in pending.fetchone()[0]
