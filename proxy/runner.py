@@ -223,14 +223,26 @@ async def _load_components(
         from proxy.ask.held import install
         from proxy.settings import load_settings
 
-        install(relay, opts.db_path, load_settings(), engine=engine, write=write, app_link=link)
+        settings = load_settings()
+        install(relay, opts.db_path, settings, engine=engine, write=write, app_link=link)
         gate.ready(engine, detector)
+        await asyncio.to_thread(_prune, opts.db_path, settings.retention_days)
         return
     print(f"gatewatch: {message}. Every tool call is denied until this is fixed.", file=sys.stderr)
     gate.ready(broken=f"Gatewatch {message}")
     await audit.put_wait(
         AuditEvent("gw", "lifecycle", verdict="deny", contract="config", reason=message)
     )
+
+
+def _prune(db_path: Path, retention_days: int) -> None:
+    from proxy.paths import data_dir
+    from proxy.store.retention import prune_if_due
+
+    try:
+        prune_if_due(db_path, retention_days, data_dir() / "last-prune")
+    except sqlite3.Error as exc:  # never fatal: the relay goes on, the next start tries again
+        print(f"gatewatch: pruning old history failed: {exc}", file=sys.stderr)
 
 
 def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:
