@@ -154,6 +154,16 @@ async def test_legacy_forever_survives_a_restart(db_file: Path, outbox: Path) ->
     async with mail_client(db_file, outbox, elicit=elicit) as client:
         assert not (await client.call_tool("send_email", SEND)).is_error
     assert elicit.asked == [] and len(sent(outbox)) == 2
+    (grant_id,) = [r[0] for r in query(db_file, "SELECT id FROM trust")]
+    (decision,) = [e for e in events(db_file) if e["kind"] == "decision"]
+    assert decision["decided_by"] == "elicitation"
+    assert json.loads(decision["detail"])["grant_id"] == grant_id
+    # After the restart the engine itself reads the grant: allowed by the rules, nobody asked.
+    calls = [e for e in events(db_file) if e["direction"] == "c2s" and e["tool"] == "send_email"]
+    assert [(e["verdict"], e["decided_by"]) for e in calls] == [
+        ("ask", "rules"),
+        ("allow", "rules"),
+    ]
 
 
 async def test_legacy_session_lasts_until_the_proxy_restarts(db_file: Path, outbox: Path) -> None:
