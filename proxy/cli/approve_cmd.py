@@ -81,6 +81,8 @@ async def _serve(args: argparse.Namespace, expires_in: float | None) -> int:
 
 
 def _show(kind: str, message: dict[str, Any]) -> None:
+    if kind in ("hello", "gone") and message.get("role") != "proxy":
+        return  # e.g. a second tray app asking the running one to show its window
     if kind == "hello":
         client = (message.get("client") or {}).get("name") or "client not known yet"
         say(f"proxy connected: {message.get('server')} (pid {message.get('pid')}, {client})")
