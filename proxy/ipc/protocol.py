@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 PROTOCOL_VERSION = 1
 HEARTBEAT_S = 5.0
-REMEMBER_SCOPES = ("once", "session", "forever")
 
 Remember = Literal["once", "session", "forever"]
 
@@ -73,5 +72,8 @@ def heartbeat(**fields: Any) -> dict[str, Any]:
     return {"type": "heartbeat", **fields}
 
 
-def control(action: Literal["pause", "resume", "reload"]) -> dict[str, Any]:
+ControlAction = Literal["pause", "resume", "reload"]
+
+
+def control(action: ControlAction) -> dict[str, Any]:
     return {"type": "control", "action": action}

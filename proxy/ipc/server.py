@@ -88,12 +88,12 @@ class SocketServer:
                 if self._path.stat().st_ino == self._inode:  # never remove a successor's socket
                     self._path.unlink()
 
-    def control(self, action: str, session_id: str | None = None) -> int:
+    def control(self, action: protocol.ControlAction, session_id: str | None = None) -> int:
         """Send pause/resume/reload to one proxy (by session) or all; returns how many."""
         sent = 0
         for peer in self._peers:
             if session_id is None or peer.hello.get("session_id") == session_id:
-                peer.send({"type": "control", "action": action})
+                peer.send(protocol.control(action))
                 sent += 1
         return sent
 
