@@ -104,10 +104,12 @@ class Gate:
             except Exception:
                 _complain("tool pinning")
 
-    def result_seen(self, tool: str, result: dict[str, Any]) -> None:
+    def result_seen(
+        self, tool: str, result: dict[str, Any], arguments: dict[str, Any] | None = None
+    ) -> None:
         if self.engine is not None:
             try:
-                self.engine.result_seen(tool, result)
+                self.engine.result_seen(tool, result, arguments)
             except Exception:
                 _complain("taint tracking")
 

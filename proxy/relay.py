@@ -38,6 +38,7 @@ class Pending:
     method: str
     tool: str | None
     t0: float
+    arguments: dict[str, Any] | None = None  # of a tools/call, for the engine's taint step
 
 
 @dataclass(slots=True)
@@ -238,7 +239,7 @@ class Relay:
         await self.record(event)
         rpc_id = msg.get("id")
         if verdict.verdict == "allow":
-            self._track_call(rpc_id, tool)
+            self._track_call(rpc_id, tool, arguments)
             if "requestState" in params:
                 from proxy.ask import AskChain, without_retry_fields
 
@@ -276,10 +277,10 @@ class Relay:
         event.detail = verdict.audit_detail()
         self.session.last_verdict = verdict.verdict
 
-    def _track_call(self, rpc_id: Any, tool: str) -> None:
+    def _track_call(self, rpc_id: Any, tool: str, arguments: dict[str, Any]) -> None:
         key = id_key(rpc_id)
         if key is not None:
-            self.pending[key] = Pending("tools/call", tool, time.perf_counter())
+            self.pending[key] = Pending("tools/call", tool, time.perf_counter(), arguments)
 
     async def _settle(self, key: Any, held: HeldCall) -> None:
         try:
@@ -302,7 +303,7 @@ class Relay:
 
     async def forward_held(self, held: HeldCall, data: bytes | None = None) -> None:
         """An ask settled as allow: send the call upstream (the original bytes by default)."""
-        self._track_call(held.msg.get("id"), held.tool)
+        self._track_call(held.msg.get("id"), held.tool, held.arguments)
         await self.to_server(held.data if data is None else data)
 
     async def deny_call(
@@ -386,7 +387,7 @@ class Relay:
                 self._stamp(event, verdict, "rules")
                 await self.record(event)
                 if verdict.verdict == "allow":
-                    self._track_call(member.get("id"), tool)
+                    self._track_call(member.get("id"), tool, args)
                     forward.append(member)
                 else:
                     self.session.denied += 1
@@ -528,7 +529,7 @@ class Relay:
         if method not in INSPECTED_METHODS:
             return None
         if method == "tools/call" and pending.tool is not None:
-            self.gate.result_seen(pending.tool, result)
+            self.gate.result_seen(pending.tool, result, pending.arguments)
         check = await self.gate.inspect(method, result)
         if check.verdict == "pass" and not check.notes:
             return None

@@ -313,6 +313,19 @@ def test_sink_gate_trusted_tainted_unproven(db, tmp_path):
     assert (unproven.verdict, unproven.contract) == ("ask", "sink_gate")
 
 
+def test_a_send_echoing_its_recipient_does_not_taint_that_recipient(db, tmp_path):
+    engine = make(db, policy=SEND_POLICY, tmp=tmp_path)
+    call = {"to": ["new@random.example"], "body": "hi"}
+    assert engine.decide("send_email", call).verdict == "ask"  # approved once by a human
+    echo = {"content": [{"type": "text", "text": "Message sent to new@random.example"}]}
+    engine.result_seen("send_email", echo, call)
+    again = engine.decide("send_email", {"to": ["new@random.example"], "body": "and again"})
+    assert (again.verdict, again.contract) == ("ask", "sink_gate")  # asked again, not denied
+    # The same text from a tool that did not send to that address is ordinary taint.
+    engine.result_seen("send_email", echo, {"to": ["someone@else.example"], "body": "x"})
+    assert engine.decide("send_email", {"to": ["new@random.example"]}).verdict == "deny"
+
+
 def test_structured_sender_is_a_contact_asked_not_denied(db, tmp_path):
     engine = make(db, policy=SEND_POLICY, tmp=tmp_path)
     engine.result_seen("read_inbox", INBOX)

@@ -166,8 +166,12 @@ class Engine:
         if self._listed is not None:
             self._tofu = False
 
-    def result_seen(self, tool: str, result: dict[str, Any]) -> None:
-        if self._policy(tool).output_trusted:
+    def result_seen(
+        self, tool: str, result: dict[str, Any], arguments: dict[str, Any] | None = None
+    ) -> None:
+        """`arguments` are those of the call this result answers, when the relay knows them."""
+        policy = self._policy(tool)
+        if policy.output_trusted:
             # The user's own data (an address book, the workspace directory): the contacts it
             # lists are vouched for this session; nothing in it is taint. Prose in it vouches
             # for nothing.
@@ -175,6 +179,13 @@ class Engine:
                 self._vouched.setdefault(value, tool)
             return
         seen, texts = sightings(result)
+        if arguments and policy.exfiltrating:
+            # A send that echoes its recipients ("sent to bob@corp.com") is not a source: the
+            # call's own destinations were already gated, and tainting them would deny the
+            # next send to the same person.
+            sent = {normalize_destination(raw) for _, raw in
+                    self._sink_values(tool, policy, arguments)[0]}
+            seen = [s for s in seen if s.value not in sent]
         self._taint.record(tool, seen, texts)
 
     def remember(self, tool: str, destination: str) -> None:
