@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# Qt tests run without a display, however pytest was started (tests/run.sh sets it too). Read
+# when the QApplication is made, which is after this module loads.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 @pytest.fixture(autouse=True)

@@ -146,7 +146,9 @@ async def _carry_out(
         await relay.record(_event("gw", "decision", req, outcome, "deny", detail))
         return
     if not outcome.allow:
-        await relay.deny_call(rpc_id, req.tool, outcome.reason, decided_by=outcome.decided_by,
+        # Say what needed a human as well as why nobody approved it.
+        reason = f"{req.reason}; not approved: {outcome.reason}"
+        await relay.deny_call(rpc_id, req.tool, reason, decided_by=outcome.decided_by,
                               contract=req.contract, detail=detail)
         return
     if outcome.remember == "session" and engine is not None:
