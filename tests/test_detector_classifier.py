@@ -41,6 +41,7 @@ class FakeOllama:
         self.requests.append(body)
         if self.mode == "hang":
             await self.release.wait()
+        payload: dict[str, Any]
         if self.mode == "error":
             payload, status = {"error": "model 'nope' not found"}, "404 Not Found"
         else:
@@ -53,7 +54,7 @@ class FakeOllama:
                     {"label": label, "confidence": 0.93 if label == "injection" else 0.1}
                 )
             )
-            common = {
+            common: dict[str, Any] = {
                 "model": body["model"],
                 "created_at": "2026-11-29T10:00:00Z",
                 "done": True,

@@ -73,6 +73,7 @@ async def test_poisoned_result_is_replaced_and_the_audit_keeps_the_original(db_f
     assert not clean.is_error and "Price: 40 EUR" in text_of(clean)
 
     rows = await wait_for(lambda: s2c_rows(db_file, "fetch_poisoned") or None, what="audit row")
+    assert rows is not None
     row = rows[0]
     assert (row["verdict"], row["contract"], row["trace_id"]) == (
         "block",

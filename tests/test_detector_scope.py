@@ -101,7 +101,7 @@ def test_meta_is_not_scanned(detector):
 )
 def test_odd_results_never_raise(detector, result):
     for method in ("tools/call", "resources/read", "prompts/get", "other"):
-        found = detector.inspect_result(method, result)  # type: ignore[arg-type]
+        found = detector.inspect_result(method, result)
         assert found.verdict in ("pass", "warn", "block")
 
 
@@ -114,10 +114,11 @@ def test_deeply_nested_structured_content_is_bounded(detector):
 
 
 def test_odd_arguments_never_raise(detector):
-    for arguments in (None, [], {"a": None}, {"a": [{"b": 1}]}, "rm -rf /"):
-        found = detector.inspect_arguments("t", arguments)  # type: ignore[arg-type]
+    cases: tuple[object, ...] = (None, [], {"a": None}, {"a": [{"b": 1}]}, "rm -rf /")
+    for arguments in cases:
+        found = detector.inspect_arguments("t", arguments)
         assert found.verdict in ("pass", "warn", "block")
-    assert detector.inspect_arguments("t", "rm -rf /").verdict == "block"  # type: ignore[arg-type]
+    assert detector.inspect_arguments("t", "rm -rf /").verdict == "block"
 
 
 def test_blocked_tool_result_carries_reason_and_trace_id(detector):
