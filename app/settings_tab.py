@@ -47,9 +47,8 @@ class SettingsTab(QWidget):
         self.popup_timeout = QDoubleSpinBox(minimum=1, maximum=3600, decimals=0, suffix=" s")
         self.ask_timeout = QDoubleSpinBox(minimum=DEADLINE_MARGIN_S + 5, maximum=3600,
                                           decimals=0, suffix=" s")
-        # Shown, not editable: a question nobody answers is denied (DESIGN: fail closed),
-        # whatever default_action says in the file.
-        self.default_action = QLabel("Deny — Gatewatch fails closed")
+        # Shown, not a setting: a question nobody answers is denied (DESIGN: fail closed).
+        self.unanswered = QLabel("Deny — Gatewatch fails closed")
         self.retention = QSpinBox(minimum=0, maximum=3650, suffix=" days")
         self.retention.setSpecialValueText("forever")
         self.detector = QCheckBox("Scan tool results for prompt injection")
@@ -68,7 +67,7 @@ class SettingsTab(QWidget):
         form.addRow("How to ask", self.ask_via)
         form.addRow("Popup", countdown_row)
         form.addRow("A call waits at most", self.ask_timeout)
-        form.addRow("When nobody answers", self.default_action)
+        form.addRow("When nobody answers", self.unanswered)
         form.addRow("Keep history for", self.retention)
         form.addRow("", self.detector)
         form.addRow("", self.start_at_login)

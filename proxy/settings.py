@@ -16,7 +16,6 @@ from typing import Any, Literal, get_args
 from proxy import paths
 
 AskVia = Literal["auto", "elicitation", "app", "deny"]
-DefaultAction = Literal["deny", "allow"]
 
 # The proxy tells the app `ask_timeout - DEADLINE_MARGIN_S`, so an answer never comes too late.
 DEADLINE_MARGIN_S = 5.0
@@ -27,7 +26,6 @@ class Settings:
     ask_via: AskVia = "auto"  # auto: remembered trust, client elicitation, app, then deny
     ask_timeout: float = 120.0  # seconds the proxy holds a call that waits for a human
     popup_timeout: float = 60.0  # the app's countdown (capped by the proxy's deadline)
-    default_action: DefaultAction = "deny"  # what the popup does when its countdown ends
     detector: bool = True  # scan tool results for prompt injection
     retention_days: int = 90  # audit events older than this are pruned; 0 keeps everything
 
@@ -42,7 +40,6 @@ class SettingsError(ValueError):
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "ask_via": get_args(AskVia),
-    "default_action": get_args(DefaultAction),
 }
 _MINIMUM: dict[str, float] = {
     "ask_timeout": DEADLINE_MARGIN_S + 5,

@@ -42,7 +42,6 @@ def test_values_are_read() -> None:
         ("ask_timeout: soon\n", 1, "ask_timeout must be a float"),
         ("retention_days: 1.5\n", 1, "retention_days must be a int"),
         ("detector: maybe\n", 1, "detector must be true or false"),
-        ("default_action: ask\n", 1, "default_action must be one of deny, allow"),
         ("- ask_via\n", 1, "must be a mapping"),
         ("ask_via: [auto\n", 2, "not valid YAML"),
     ],
