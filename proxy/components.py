@@ -22,7 +22,8 @@ def load_components(
     db_path: Path,
     policy_path: Path | None,
     write: Callable[[str, tuple[Any, ...]], None],
-) -> tuple[Any, Any]:
+) -> tuple[Any, Any, Any]:
+    """(engine, detector or None, settings)."""
     from proxy.detector import DetectorConfig, PackError, load_detector
     from proxy.engine import Engine, PolicyError
     from proxy.settings import SettingsError, load_settings
@@ -45,7 +46,7 @@ def load_components(
         )
     except (PolicyError, PackError, SettingsError) as exc:
         raise ComponentError(str(exc)) from exc
-    return engine, detector
+    return engine, detector, settings
 
 
 def paused_in_db(db_path: Path, server: str) -> bool:

@@ -212,7 +212,7 @@ async def _load_components(
 
     try:
         gate.paused = await asyncio.to_thread(paused_in_db, opts.db_path, session.server)
-        engine, detector = await asyncio.to_thread(
+        engine, detector, settings = await asyncio.to_thread(
             load_components, session.server, session.id, opts.db_path, opts.policy_path, write
         )
     except ComponentError as exc:
@@ -221,9 +221,7 @@ async def _load_components(
         message = f"could not load the decision engine: {exc!r}"
     else:
         from proxy.ask.held import install
-        from proxy.settings import load_settings
 
-        settings = load_settings()
         install(relay, opts.db_path, settings, engine=engine, write=write, app_link=link)
         gate.ready(engine, detector)
         await asyncio.to_thread(_prune, opts.db_path, settings.retention_days)
