@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from proxy.store.queries import EventFilter
+
 COLUMNS = ("id", "ts", "server", "tool", "verdict", "decided_by", "reason", "method", "trace_id")
 DETAIL_COLUMNS = (*COLUMNS, "session_id", "direction", "kind", "contract", "detail",
                   "latency_ms", "payload", "payload_truncated")
@@ -20,44 +22,10 @@ NEWER_LIMIT = 5000
 
 
 @dataclass(frozen=True)
-class HistoryFilter:
-    server: str | None = None
-    tool: str | None = None
-    verdict: str | None = None
-    since: float | None = None
-    until: float | None = None
-    text: str = ""
-    decisions_only: bool = True  # verdicts only; off shows every frame
+class HistoryFilter(EventFilter):
+    """The History tab's filter: decisions only unless "All frames" is ticked."""
 
-    def where(self) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column in ("server", "tool", "verdict"):
-            value = getattr(self, column)
-            if value:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if self.decisions_only and not self.verdict:
-            clauses.append("verdict IS NOT NULL")
-        if self.since is not None:
-            clauses.append("ts >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            clauses.append("ts < ?")
-            params.append(self.until)
-        text = self.text.strip()
-        if text:
-            pattern = "%" + like_escape(text) + "%"
-            clauses.append(
-                "(tool LIKE ? ESCAPE '\\' OR server LIKE ? ESCAPE '\\' OR reason LIKE ? ESCAPE '\\'"
-                " OR payload LIKE ? ESCAPE '\\' OR trace_id = ?)"
-            )
-            params.extend([pattern, pattern, pattern, pattern, text])
-        return (" AND ".join(clauses) or "1"), params
-
-
-def like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    decisions_only: bool = True
 
 
 def page(

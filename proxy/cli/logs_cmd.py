@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.method,
         tool=args.tool,
         trace_id=args.trace,
-        text=args.grep,
+        text=args.grep or "",
     )
     colour = use_colour() and not args.json
     rows = tail(conn, flt, args.tail)

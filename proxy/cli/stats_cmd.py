@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from proxy.cli.logs_cmd import open_db
@@ -25,10 +26,9 @@ def run(args: argparse.Namespace) -> int:
     flt = EventFilter(
         server=args.server, since=time.time() - args.since * 3600 if args.since else None
     )
-    calls = EventFilter(**{**flt.__dict__, "method": "tools/call"})
-    total = conn.execute("SELECT COUNT(*) FROM events" + flt.where()[0], flt.where()[1]).fetchone()[
-        0
-    ]
+    calls = replace(flt, method="tools/call")
+    where, params = flt.where()
+    total = conn.execute(f"SELECT COUNT(*) FROM events WHERE {where}", params).fetchone()[0]
     report = {
         "schema": 1,
         "events": total,

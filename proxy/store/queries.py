@@ -15,52 +15,63 @@ EVENT_COLUMNS = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class EventFilter:
+    """Which audit rows: every field that is set must match. Shared by the CLI and the app."""
+
     server: str | None = None
+    tool: str | None = None
     verdict: str | None = None
     method: str | None = None
-    tool: str | None = None
     trace_id: str | None = None
     since: float | None = None
     until: float | None = None
-    text: str | None = None  # substring of reason, tool, method or payload
+    text: str = ""  # substring of tool, server, method, reason or payload; or a trace id
+    decisions_only: bool = False  # only rows that carry a verdict
 
     def where(self) -> tuple[str, list[Any]]:
+        """A parameterised SQL condition ("1" when nothing is filtered) and its parameters."""
         clauses: list[str] = []
         params: list[Any] = []
         for column, value in (
             ("server", self.server),
+            ("tool", self.tool),
             ("verdict", self.verdict.lower() if self.verdict else None),
             ("method", self.method),
-            ("tool", self.tool),
             ("trace_id", self.trace_id),
         ):
-            if value is not None:
+            if value:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        if self.decisions_only and not self.verdict:
+            clauses.append("verdict IS NOT NULL")
         if self.since is not None:
             clauses.append("ts >= ?")
             params.append(self.since)
         if self.until is not None:
             clauses.append("ts < ?")
             params.append(self.until)
-        if self.text:
-            pattern = "%" + self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            pattern += "%"
+        text = self.text.strip()
+        if text:
+            pattern = "%" + like_escape(text) + "%"
             clauses.append(
-                "(reason LIKE ? ESCAPE '\\' OR tool LIKE ? ESCAPE '\\' OR method LIKE ? ESCAPE '\\'"
-                " OR payload LIKE ? ESCAPE '\\')"
+                "(tool LIKE ? ESCAPE '\\' OR server LIKE ? ESCAPE '\\' OR method LIKE ? ESCAPE '\\'"
+                " OR reason LIKE ? ESCAPE '\\' OR payload LIKE ? ESCAPE '\\' OR trace_id = ?)"
             )
-            params.extend([pattern] * 4)
-        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+            params.extend([pattern] * 5 + [text])
+        return (" AND ".join(clauses) or "1"), params
+
+
+def like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def tail(conn: sqlite3.Connection, flt: EventFilter, limit: int) -> list[sqlite3.Row]:
     """The last `limit` matching events, oldest first."""
     where, params = flt.where()
     rows = conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM events{where} ORDER BY id DESC LIMIT ?", [*params, limit]
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} ORDER BY id DESC LIMIT ?",
+        [*params, limit],
     ).fetchall()
     rows.reverse()
     return rows
@@ -68,9 +79,8 @@ def tail(conn: sqlite3.Connection, flt: EventFilter, limit: int) -> list[sqlite3
 
 def after(conn: sqlite3.Connection, flt: EventFilter, last_id: int) -> list[sqlite3.Row]:
     where, params = flt.where()
-    glue = " AND " if where else " WHERE "
     return conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM events{where}{glue}id > ? ORDER BY id LIMIT 10000",
+        f"SELECT {EVENT_COLUMNS} FROM events WHERE {where} AND id > ? ORDER BY id LIMIT 10000",
         [*params, last_id],
     ).fetchall()
 
@@ -79,9 +89,8 @@ def counts(conn: sqlite3.Connection, column: str, flt: EventFilter, limit: int =
     if column not in ("server", "method", "verdict", "tool", "kind", "direction"):
         raise ValueError(f"cannot group by {column!r}")
     where, params = flt.where()
-    glue = " AND " if where else " WHERE "
     return conn.execute(
-        f"SELECT {column} AS key, COUNT(*) AS n FROM events{where}{glue}{column} IS NOT NULL "
+        f"SELECT {column} AS key, COUNT(*) AS n FROM events WHERE {where} AND {column} IS NOT NULL "
         f"GROUP BY {column} ORDER BY n DESC LIMIT ?",
         [*params, limit],
     ).fetchall()
@@ -91,8 +100,7 @@ def latency_percentiles(
     conn: sqlite3.Connection, flt: EventFilter, quantiles: tuple[float, ...] = (0.5, 0.95)
 ) -> dict[str, float | None]:
     where, params = flt.where()
-    glue = " AND " if where else " WHERE "
-    base = f"FROM events{where}{glue}latency_ms IS NOT NULL"
+    base = f"FROM events WHERE {where} AND latency_ms IS NOT NULL"
     total = conn.execute(f"SELECT COUNT(*) {base}", params).fetchone()[0]
     out: dict[str, float | None] = {}
     for q in quantiles:
