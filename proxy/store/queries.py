@@ -5,6 +5,7 @@ Filters become parameterised WHERE clauses; nothing user-supplied is ever put in
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -54,11 +55,14 @@ class EventFilter:
         text = self.text.strip()
         if text:
             pattern = "%" + like_escape(text) + "%"
+            # Payloads are stored as JSON text: a quote the user saw is \" there.
+            in_json = "%" + like_escape(json.dumps(text, ensure_ascii=False)[1:-1]) + "%"
             clauses.append(
                 "(tool LIKE ? ESCAPE '\\' OR server LIKE ? ESCAPE '\\' OR method LIKE ? ESCAPE '\\'"
-                " OR reason LIKE ? ESCAPE '\\' OR payload LIKE ? ESCAPE '\\' OR trace_id = ?)"
+                " OR reason LIKE ? ESCAPE '\\' OR payload LIKE ? ESCAPE '\\'"
+                " OR payload LIKE ? ESCAPE '\\' OR trace_id = ?)"
             )
-            params.extend([pattern] * 5 + [text])
+            params.extend([pattern] * 5 + [in_json, text])
         return (" AND ".join(clauses) or "1"), params
 
 
