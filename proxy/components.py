@@ -24,25 +24,21 @@ def load_components(
     write: Callable[[str, tuple[Any, ...]], None],
 ) -> tuple[Any, Any, Any]:
     """(engine, detector or None, settings)."""
-    from proxy.detector import DetectorConfig, PackError, load_detector
+    from proxy.detector import PackError
     from proxy.engine import Engine, PolicyError
     from proxy.settings import SettingsError, load_settings
     from proxy.store.schema import connect
 
     try:
         settings = load_settings()
-        # The user's detector.yaml (mode, budget, classifier, extra rules) applies here too; the
-        # app's on/off switch in settings.yaml and `enabled` in detector.yaml must both be on.
-        config = replace(DetectorConfig.load(), db_path=db_path)
-        detector = load_detector(config) if settings.detector and config.enabled else None
-        scanner = _text_scanner(detector) if detector is not None else None
+        detector = user_detector(db_path) if settings.detector else None
         engine = Engine.create(
             server,
             session_id,
             connect(db_path),
             policy_path=policy_path,
             write=write,
-            text_scanner=scanner,
+            **scanners(detector),
         )
     except (PolicyError, PackError, SettingsError) as exc:
         raise ComponentError(str(exc)) from exc
@@ -64,9 +60,39 @@ def paused_in_db(db_path: Path, server: str) -> bool:
     return bool(row and row[0])
 
 
-def _text_scanner(detector: Any) -> Callable[[str], tuple[bool, list[str], str]]:
+def user_detector(db_path: Path | None = None) -> Any:
+    """The detector as the user configured it (detector.yaml), or None when it is turned off
+    there. Raises PackError naming file and line for a malformed pack or file."""
+    from proxy.detector import DetectorConfig, load_detector
+
+    config = DetectorConfig.load()
+    if db_path is not None:
+        config = replace(config, db_path=db_path)
+    return load_detector(config) if config.enabled else None
+
+
+def text_scanner(detector: Any) -> Callable[[str], tuple[bool, list[str], str]]:
+    """The detector as the engine's scanner for arguments and tool descriptions."""
+
     def scan(text: str) -> tuple[bool, list[str], str]:
         inspection = detector.scan_text(text)
         return inspection.verdict == "block", list(inspection.rules), inspection.reason
 
     return scan
+
+
+def argument_scanner(detector: Any) -> Callable[[str, dict[str, Any]], tuple[bool, list[str], str]]:
+    """The detector's shell and path rules over a call's arguments (decision step 5)."""
+
+    def scan(tool: str, arguments: dict[str, Any]) -> tuple[bool, list[str], str]:
+        inspection = detector.inspect_arguments(tool, arguments)
+        return inspection.verdict == "block", list(inspection.rules), inspection.reason
+
+    return scan
+
+
+def scanners(detector: Any) -> dict[str, Any]:
+    """Engine keyword arguments for a detector (none when the detector is off)."""
+    if detector is None:
+        return {}
+    return {"text_scanner": text_scanner(detector), "argument_scanner": argument_scanner(detector)}

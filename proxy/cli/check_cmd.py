@@ -28,7 +28,9 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
 
     from proxy.cli.output import paint, use_colour, verdict_colour
+    from proxy.detector import PackError
     from proxy.engine import Engine, PolicyError
+    from proxy.settings import SettingsError
     from proxy.store.schema import connect
 
     try:
@@ -44,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
         db = connect(Path(tmp) / "check.db")
         _copy_trust(db, args.server, args.tool)
         try:
-            engine = Engine.create(args.server, "check", db, policy_path=args.policy)
-        except PolicyError as exc:
+            engine = Engine.create(args.server, "check", db, policy_path=args.policy,
+                                   **_scanners())
+        except (PolicyError, PackError, SettingsError) as exc:
             print(f"gatewatch check: {exc}", file=sys.stderr)
             return 1
         # Listed as a server would list it; the first listing is approved (trust on first use).
@@ -106,3 +109,11 @@ def _copy_trust(db: Any, server: str, tool: str) -> None:
         return
     db.executemany("INSERT INTO trust (server, tool, destination, created_at, expires_at) "
                    "VALUES (?, ?, ?, ?, ?)", [tuple(r) for r in rows])
+
+
+def _scanners() -> dict[str, Any]:
+    """Arguments are scanned for injection as the proxy scans them (when the detector is on)."""
+    from proxy.components import scanners, user_detector
+    from proxy.settings import load_settings
+
+    return scanners(user_detector() if load_settings().detector else None)

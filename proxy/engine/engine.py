@@ -31,6 +31,8 @@ from proxy.engine.trustlist import TrustList
 
 Write = Callable[[str, tuple[Any, ...]], None]
 TextScanner = Callable[[str], tuple[bool, list[str], str]]
+# (tool, arguments) -> (is an attack, rule ids, why): shell and path payloads in a call.
+ArgumentScanner = Callable[[str, dict[str, Any]], tuple[bool, list[str], str]]
 
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 MAX_CONTENT_SCAN = 64 * 1024  # how much of a send's content is searched for planted links
@@ -64,12 +66,14 @@ class Engine:
         write: Write | None = None,
         text_scanner: TextScanner | None = None,
         policy_paths: tuple[Path, ...] = (),
+        argument_scanner: ArgumentScanner | None = None,
     ) -> None:
         self.server = server
         self.session_id = session_id
         self._db = db
         self._write: Write = write if write is not None else self._write_direct
         self._scan = text_scanner
+        self._scan_args = argument_scanner
         self._policy_paths = policy_paths
         self._packs = packs
         self._docs = docs
@@ -97,11 +101,13 @@ class Engine:
         policy_path: Path | None = None,
         write: Write | None = None,
         text_scanner: TextScanner | None = None,
+        argument_scanner: ArgumentScanner | None = None,
     ) -> Engine:
         """Load packs, the default user policy (if present) and `policy_path` on top.
         Raises PolicyError(path, line, reason) for a malformed file."""
         packs, docs, paths = _load_layers(policy_path)
-        return cls(server, session_id, db, packs, docs, write, text_scanner, paths)
+        return cls(server, session_id, db, packs, docs, write, text_scanner, paths,
+                   argument_scanner)
 
     def reload(self) -> None:
         """Re-read packs and policy files (trust is read from the database on every call)."""
@@ -330,6 +336,11 @@ class Engine:
         return None
 
     def _injection(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
+        if self._scan_args is not None:
+            is_attack, rules, why = self._scan_args(tool, args)
+            if is_attack:
+                return Decision("deny", "injection", f"arguments: {why}".strip(),
+                                detail={"rules": list(rules)})
         if self._scan is None:
             return None
         for param, value in _leaves(args, ""):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,23 +56,18 @@ _detector: Fresh[Detector] = Fresh(_load_detector, _detector_sources)
 _packs: Fresh[list[Pack]] = Fresh(_load_packs, lambda: yaml_files(paths.packs_dir()))
 
 
-def _scanner() -> Callable[[str], tuple[bool, list[str], str]] | None:
-    """The detector as the engine's argument scanner, as the proxy builds it (proxy.components):
-    None when the detector is turned off in settings."""
+def _scanners() -> dict[str, Any]:
+    """The detector's hooks for the engine, as the proxy builds them (proxy.components):
+    none when the detector is turned off in settings."""
+    from proxy.components import scanners
     from proxy.settings import SettingsError, load_settings
 
     try:
         if not load_settings().detector:
-            return None
+            return {}
     except SettingsError as exc:
         raise ValueError(str(exc)) from exc
-    detector = _detector.get()
-
-    def scan(text: str) -> tuple[bool, list[str], str]:
-        found = detector.scan_text(text)
-        return found.verdict == "block", list(found.rules), found.reason
-
-    return scan
+    return scanners(_detector.get())
 
 
 def check_verdict(
@@ -95,7 +89,7 @@ def check_verdict(
                 files.append(draft)
             engine = Engine(
                 server, SESSION, db, _packs.get(), [load_policy(f) for f in files],
-                text_scanner=_scanner(), policy_paths=tuple(files),
+                policy_paths=tuple(files), **_scanners(),
             )
         except PolicyError as exc:
             if policy_yaml is None or exc.path != draft:
