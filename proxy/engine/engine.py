@@ -336,21 +336,29 @@ class Engine:
         return None
 
     def _injection(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
+        """Shell and path payloads (the argument scanner) and injected text in any string
+        argument (the text scanner); the reasons and rules of both are reported."""
+        rules: list[str] = []
+        why: list[str] = []
+        detail: dict[str, Any] = {}
         if self._scan_args is not None:
-            is_attack, rules, why = self._scan_args(tool, args)
+            is_attack, found, reason = self._scan_args(tool, args)
             if is_attack:
-                return Decision("deny", "injection", f"arguments: {why}".strip(),
-                                detail={"rules": list(rules)})
-        if self._scan is None:
+                rules += found
+                why.append(f"arguments: {reason}".strip())
+        if self._scan is not None:
+            for param, value in _leaves(args, ""):
+                if len(value) < _MIN_SCAN:
+                    continue
+                is_injection, found, reason = self._scan(value)
+                if is_injection:
+                    rules += [r for r in found if r not in rules]
+                    why.append(f"argument {param} {reason}".strip())
+                    detail["param"] = param
+                    break
+        if not rules and not why:
             return None
-        for param, value in _leaves(args, ""):
-            if len(value) < _MIN_SCAN:
-                continue
-            is_injection, rules, why = self._scan(value)
-            if is_injection:
-                return Decision("deny", "injection", f"argument {param} {why}".strip(),
-                                detail={"param": param, "rules": list(rules)})
-        return None
+        return Decision("deny", "injection", "; ".join(why), detail={**detail, "rules": rules})
 
     # -- the sink gate --------------------------------------------------------------------
 
