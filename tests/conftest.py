@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support import Approver
 
 # Qt tests run without a display, however pytest was started (tests/run.sh sets it too). Read
 # when the QApplication is made, which is after this module loads.
@@ -24,3 +27,12 @@ def gw_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def db_file(gw_home: Path) -> Path:
     return gw_home / "data" / "gatewatch.db"
+
+
+@pytest.fixture
+def approvers() -> Iterator[list[Approver]]:
+    """`gatewatch approve` processes a test started (tests.support.serve); stopped after it."""
+    started: list[Approver] = []
+    yield started
+    for approver in started:
+        approver.stop()

@@ -75,3 +75,12 @@ class Approver:
         if self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(10)
+
+
+def serve(approvers: list[Approver], *args: str) -> Approver:
+    """Start `gatewatch approve ARGS` and wait until it serves the socket; `approvers` (the
+    fixture of that name) stops it after the test."""
+    approver = Approver(*args)
+    approvers.append(approver)
+    approver.wait_for("gatewatch approve: serving")
+    return approver

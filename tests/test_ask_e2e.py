@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.relay_pipes import RawProxy, events, query, wait_for
-from tests.support import GATEWATCH, Approver, child_env, upstream
+from tests.support import GATEWATCH, Approver, child_env, serve, upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -49,21 +49,6 @@ def grants(db: Path) -> list[tuple[Any, ...]]:
 def write_settings(gw_home: Path, text: str) -> None:
     (gw_home / "config").mkdir(exist_ok=True)
     (gw_home / "config" / "settings.yaml").write_text(text)
-
-
-@pytest.fixture
-def approvers() -> Iterator[list[Approver]]:
-    started: list[Approver] = []
-    yield started
-    for approver in started:
-        approver.stop()
-
-
-def serve(approvers: list[Approver], *args: str) -> Approver:
-    approver = Approver(*args)
-    approvers.append(approver)
-    approver.wait_for("gatewatch approve: serving")
-    return approver
 
 
 class Elicitor:

@@ -6,7 +6,6 @@ import asyncio
 import os
 import socket
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +15,9 @@ from proxy.ipc import protocol
 from proxy.ipc.address import SocketDirError, secure_socket_dir, socket_path
 from proxy.ipc.client import AppLink
 from proxy.ipc.server import SocketServer
-from tests.support import Approver
+from tests.support import Approver, serve
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def approvers() -> Iterator[list[Approver]]:
-    started: list[Approver] = []
-    yield started
-    for approver in started:
-        approver.stop()
-
-
-def serve(approvers: list[Approver], *args: str) -> Approver:
-    approver = Approver(*args)
-    approvers.append(approver)
-    approver.wait_for("gatewatch approve: serving")
-    return approver
 
 
 def link(session: str = "s1", **kwargs: Any) -> AppLink:
