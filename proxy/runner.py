@@ -72,7 +72,8 @@ def upstream_env() -> dict[str, str]:
         try:
             return resolve_env_refs(env)
         except KeyringError as exc:
-            raise upstream.UpstreamStartError(f"cannot start upstream: {exc}") from None
+            # 78: EX_CONFIG, the configuration (a keyring reference) is unusable.
+            raise upstream.UpstreamStartError(f"cannot start upstream: {exc}", 78) from None
     return env
 
 
@@ -94,7 +95,7 @@ async def run_proxy(opts: RunOptions) -> int:
     try:
         proc = await upstream.spawn(opts.argv, upstream_env())
     except upstream.UpstreamStartError as exc:
-        return await _start_failed(session, audit, str(exc), opts)
+        return await _start_failed(session, audit, exc, opts)
     session.upstream_pid = proc.pid
     try:
         await _open_audit(audit, session)
@@ -157,13 +158,14 @@ async def run_proxy(opts: RunOptions) -> int:
             reason = f"internal error: {task.exception()!r}"
             print(f"gatewatch: relay failed: {task.exception()!r}", file=sys.stderr)
 
-    relay.client_closed() if reason != "upstream exited" else None
+    if reason != "upstream exited":
+        relay.client_closed()
     code = await upstream.stop(proc)
     # Whatever the upstream still wrote before exiting reaches the client (and the audit).
     if not s2c.done():
         try:
             await asyncio.wait_for(s2c, DRAIN_WAIT)
-        except (TimeoutError, Exception):
+        except Exception:  # a timeout, or the pump failed: stop draining either way
             s2c.cancel()
     for task in (c2s, stopper, gone, loading, *relay.held.values()):
         task.cancel()
@@ -294,9 +296,10 @@ async def _answer_first_request(opts: RunOptions, message: str) -> tuple[Any, by
 
 
 async def _start_failed(
-    session: Session, audit: AuditWriter, message: str, opts: RunOptions
+    session: Session, audit: AuditWriter, error: upstream.UpstreamStartError, opts: RunOptions
 ) -> int:
     """Say why on stderr, audit it, and answer the client's first request with an error."""
+    message = str(error)
     print(f"gatewatch: {message}", file=sys.stderr)
     await _open_audit(audit, session)
     await audit.put_wait(
@@ -317,7 +320,7 @@ async def _start_failed(
                 reason=message,
             )
         )
-    code = 127 if "not found" in message else 126
+    code = error.exit_code
     audit.execute(END_SESSION, (time.time(), code, "upstream failed to start", session.id))
     await audit.close()
     return code

@@ -19,7 +19,11 @@ EXIT_POLL = 0.05
 
 
 class UpstreamStartError(RuntimeError):
-    pass
+    """The upstream could not be started; `exit_code` is what the proxy exits with."""
+
+    def __init__(self, message: str, exit_code: int = 126) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _linux_pdeathsig() -> None:  # runs in the child between fork and exec
@@ -49,7 +53,9 @@ async def spawn(
             **kwargs,
         )
     except (OSError, ValueError, subprocess_error()) as exc:
-        raise UpstreamStartError(describe_start_error(argv, exc)) from exc
+        # 127 and 126 are what a shell reports for "not found" and "cannot execute".
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        raise UpstreamStartError(describe_start_error(argv, exc), code) from exc
 
 
 def subprocess_error() -> type[BaseException]:
