@@ -10,6 +10,8 @@ import pytest
 
 from tests.support import Approver
 
+pytest_plugins = ["tests.clients_home"]  # the `home` fixture of the client-config tests
+
 # Qt tests run without a display, however pytest was started (tests/run.sh sets it too). Read
 # when the QApplication is made, which is after this module loads.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

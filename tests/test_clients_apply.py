@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,43 +14,15 @@ import pytest
 from proxy.clients import changes, discovery, health
 from proxy.clients.catalog import project_config_paths, user_config_paths
 from proxy.clients.entries import Transport
+from tests.clients_home import EXE, FIXTURES, LAYOUT
 from tests.support import GATEWATCH, child_env
 
-FIXTURES = Path(__file__).parent / "fixtures" / "clients"
-EXE = str(Path(sys.executable).parent / "gatewatch")
-
-# fixture -> where it lives under HOME on Linux
-LAYOUT = {
-    "claude_desktop_config.json": ".config/Claude/claude_desktop_config.json",
-    "claude.json": ".claude.json",
-    "vscode_mcp.json": ".config/Code/User/mcp.json",
-    "zed_settings.json": ".config/zed/settings.json",
-    "codex_config.toml": ".codex/config.toml",
-    "goose_config.yaml": ".config/goose/config.yaml",
-    "continue_config.yaml": ".continue/config.yaml",
-    "cline_mcp_settings.json":
-        ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
-    "gemini_settings.json": ".gemini/settings.json",
-}
 CLIENT_OF = {
     "claude_desktop_config.json": "claude-desktop", "claude.json": "claude-code",
     "vscode_mcp.json": "vscode", "zed_settings.json": "zed", "codex_config.toml": "codex",
     "goose_config.yaml": "goose", "continue_config.yaml": "continue",
     "cline_mcp_settings.json": "cline", "gemini_settings.json": "gemini",
 }
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    for fixture, where in LAYOUT.items():
-        (home / where).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(FIXTURES / fixture, home / where)
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GATEWATCH_EXECUTABLE", EXE)
-    return home
 
 
 def gatewatch(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

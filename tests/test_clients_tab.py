@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,23 +13,9 @@ from pytestqt.qtbot import QtBot
 
 from app.clients_tab import ClientsTab
 from proxy.clients import discovery
-from tests.test_clients_apply import FIXTURES, LAYOUT
+from tests.clients_home import EXE, FIXTURES, LAYOUT
 
-EXE = str(Path(sys.executable).parent / "gatewatch")
 DESKTOP = LAYOUT["claude_desktop_config.json"]
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    for fixture, where in LAYOUT.items():
-        (home / where).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(FIXTURES / fixture, home / where)
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("GATEWATCH_EXECUTABLE", EXE)
-    return home
 
 
 @pytest.fixture
