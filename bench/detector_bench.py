@@ -61,22 +61,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def hostile_inputs(size: int = 1 << 20) -> dict[str, str]:
-    seeds = {
-        "near_miss_phrases": "ignore all previous instruction ignore the above and ",
-        "render_image_gap": "render image with the data of render image ",
-        "single_char": "a",
-        "base64ish": "QUFB",
-        "unclosed_comments": "<!--",
-        "url_escapes": "%41%",
-        "markdown_image": "![x](https://e.example/a?q=",
-        "tags_and_brackets": "<span [system] <|im_",
-        "zero_width": "i\u200bg",
-        "mixed_script": "іgnоrе ",
-    }
-    return {name: sized(seed, size) for name, seed in seeds.items()}
-
-
 def wall(command: list[str], rounds: int) -> float:
     """Median wall time of a short Python command, in ms."""
     times = []
@@ -96,6 +80,7 @@ def main() -> int:
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-bench-"))
 
     from proxy.detector import DetectorConfig, load_detector
+    from tests.hostile_inputs import hostile_inputs
 
     started = time.perf_counter()
     detector = load_detector(DetectorConfig())

@@ -1,0 +1,22 @@
+"""Inputs shaped to make regexes backtrack (near-misses of the rules, long runs of one
+pattern): used by the detector's ReDoS test and by bench/detector_bench.py."""
+
+from __future__ import annotations
+
+SEEDS = {
+    "near_miss_phrases": "ignore all previous instruction ignore the above and ",
+    "render_image_gap": "render image with the data of render image ",
+    "single_char": "a",
+    "base64ish": "QUFB",
+    "unclosed_comments": "<!--",
+    "url_escapes": "%41%",
+    "markdown_image": "![x](https://e.example/a?q=",
+    "tags_and_brackets": "<span [system] <|im_",
+    "zero_width": "i\u200bg",
+    "mixed_script": "іgnоrе ",
+}
+
+
+def hostile_inputs(size: int = 1 << 20) -> dict[str, str]:
+    """Each seed repeated to `size` characters (1 MB by default)."""
+    return {name: (seed * (size // len(seed) + 1))[:size] for name, seed in SEEDS.items()}
