@@ -124,18 +124,83 @@ def test_a_moved_gatewatch_is_rewrapped_with_the_new_path() -> None:
     assert all(e.args[4:5] in (["npx"], ["uvx"], ["mcp-server-time"]) for e in again if e.wrapped)
 
 
-def test_an_empty_args_list_comes_back_as_no_args() -> None:
-    """The documented limit of marker-free unwrapping: `args: []` and no `args` look the same."""
-    text = '{"mcpServers": {"t": {"command": "srv", "args": []}}}'
-    doc = Document.parse(text, "json")
+CLAUDE_CODE_STYLE = """{
+  "mcpServers": {
+    "mem": {
+      "type": "stdio",
+      "command": "/usr/bin/mcp-server-memory",
+      "args": [],
+      "env": {}
+    }
+  }
+}"""
+
+# Every shape a client writes for a server without arguments: `[]` and no args at all.
+NO_ARGS_SHAPES = {
+    "json-empty": ("cursor", '{"mcpServers": {"t": {"command": "srv", "args": []}}}'),
+    "json-absent": ("cursor", '{"mcpServers": {"t": {"command": "srv"}}}'),
+    "json-absent-first-key-multiline": ("cursor", '{"mcpServers": {"t": {\n  "command": "srv"\n}}}'),
+    "json-absent-after-type": ("cursor", '{"mcpServers": {"t": {"type": "stdio", "command": "s"}}}'),
+    "json-claude-code": ("claude-code", CLAUDE_CODE_STYLE),
+    "toml-absent": ("codex", '[mcp_servers.t]\ncommand = "srv"\n'),
+    "toml-empty": ("codex", '[mcp_servers.t]\ncommand = "srv"\nargs = []\n'),
+    "toml-inline": ("codex", 'mcp_servers.t = { command = "srv" }\n'),
+    "yaml-empty": ("goose", "extensions:\n  t:\n    type: stdio\n    cmd: srv\n    args: []\n"),
+    "yaml-absent": ("goose", "extensions:\n  t:\n    type: stdio\n    cmd: srv\n"),
+}
+
+
+def _edit(client: str, text: str, action: str) -> str:
+    shape, fmt = CLIENTS[client].shape, CLIENTS[client].fmt
+    doc = Document.parse(text, fmt)
     editor = Editor(doc)
-    editor.wrap(read_entries(doc, CLIENTS["cursor"].shape)[0], EXE)
-    wrapped = editor.result()
-    assert '"args": ["run", "--name", "t", "--", "srv"]' in wrapped
-    doc = Document.parse(wrapped, "json")
-    editor = Editor(doc)
-    editor.unwrap(read_entries(doc, CLIENTS["cursor"].shape)[0])
-    assert editor.result() == '{"mcpServers": {"t": {"command": "srv"}}}'
+    for entry in read_entries(doc, shape):
+        editor.wrap(entry, EXE) if action == "wrap" else editor.unwrap(entry)
+    return editor.result()
+
+
+@pytest.mark.parametrize("shape", sorted(NO_ARGS_SHAPES))
+def test_a_server_without_arguments_comes_back_byte_for_byte(shape: str) -> None:
+    client, text = NO_ARGS_SHAPES[shape]
+    wrapped = _edit(client, text, "wrap")
+    entry = read_entries(Document.parse(wrapped, CLIENTS[client].fmt), CLIENTS[client].shape)[0]
+    assert entry.wrapped and entry.original == (entry.original[0], [])
+    assert _edit(client, wrapped, "unwrap") == text
+
+
+def test_a_client_rewriting_the_wrapped_file_still_gets_its_empty_args_back() -> None:
+    """Claude Code rewrites ~/.claude.json with JSON.stringify(…, 2): every list on its own
+    lines. Unwrapping that rewrite gives what the client itself would write unwrapped."""
+    import json
+
+    original = json.loads(CLAUDE_CODE_STYLE)
+    rewritten = json.dumps(json.loads(_edit("claude-code", CLAUDE_CODE_STYLE, "wrap")), indent=2)
+    assert json.loads(_edit("claude-code", rewritten, "unwrap")) == original
+    absent = {"mcpServers": {"t": {"command": "srv"}}}
+    rewritten = json.dumps(json.loads(_edit("cursor", json.dumps(absent), "wrap")), indent=2)
+    assert json.loads(_edit("cursor", rewritten, "unwrap")) == absent
+
+
+def test_codex_entries_pass_gatewatchs_environment_through() -> None:
+    from proxy.clients.catalog import GATEWATCH_ENV
+
+    text = ('[mcp_servers.a]\ncommand = "srv"\n\n'
+            '[mcp_servers.b]\ncommand = "srv"\nenv_vars = ["FOO", "XDG_DATA_HOME"]\n')
+    wrapped = _edit("codex", text, "wrap")
+    data = plain_data(wrapped, "toml")["mcp_servers"]
+    assert data["a"]["env_vars"] == list(GATEWATCH_ENV)
+    assert data["b"]["env_vars"] == ["FOO", "XDG_DATA_HOME", *GATEWATCH_ENV]
+    assert _edit("codex", wrapped, "wrap") == wrapped  # twice changes nothing
+    assert _edit("codex", wrapped, "unwrap") == text
+    # Another client's file never gets the list.
+    assert "env_vars" not in _edit("cursor", '{"mcpServers": {"t": {"command": "s"}}}', "wrap")
+
+
+def test_a_codex_entry_wrapped_before_env_vars_existed_gets_them_on_rewrap() -> None:
+    old = f'[mcp_servers.t]\ncommand = "{EXE}"\nargs = ["run", "--name", "t", "--", "srv"]\n'
+    rewrapped = _edit("codex", old, "wrap")
+    assert "env_vars = [" in rewrapped
+    assert _edit("codex", rewrapped, "unwrap") == '[mcp_servers.t]\ncommand = "srv"\nargs = []\n'
 
 
 def test_entries_that_cannot_be_wrapped_say_why() -> None:

@@ -22,6 +22,9 @@ class Shape:
     env: str = "env"
     # Continue keeps a list of entries, each with a `name`, instead of a map of name -> entry.
     listed: bool = False
+    # The key of an entry's list of environment variable names the client passes through, for
+    # a client that starts servers with a minimal environment (Codex: `env_vars`).
+    passes_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,11 @@ class Client:
 
 
 MCP_SERVERS = Shape()
+
+# What `gatewatch run` needs from the user's environment to find the same state as the app and
+# the CLI (platformdirs reads XDG_*; keyring reads XDG_* and the session bus address).
+GATEWATCH_ENV = ("GATEWATCH_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+                 "DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND")
 
 CLIENTS: dict[str, Client] = {
     c.id: c
@@ -52,7 +60,8 @@ CLIENTS: dict[str, Client] = {
                "press Refresh in Windsurf's MCP servers panel"),
         Client("zed", "Zed", "json", Shape(containers=(("context_servers",),)), None),
         Client("gemini", "Gemini CLI", "json", MCP_SERVERS, "start a new `gemini` session"),
-        Client("codex", "Codex", "toml", Shape(containers=(("mcp_servers",),)),
+        Client("codex", "Codex", "toml",
+               Shape(containers=(("mcp_servers",),), passes_env="env_vars"),
                "start a new `codex` session"),
         Client("goose", "Goose", "yaml",
                Shape(containers=(("extensions",),), command="cmd", env="envs"),

@@ -114,6 +114,36 @@ class Splices:
         sep = "," + space
         self.replace(first, first, "".join(r + sep for r in raws))
 
+    def append_items(self, seq: Node, raws: list[str]) -> None:
+        """Add items (literal text) after the last one of a flow list, in the list's style."""
+        if not seq.flow:
+            raise EditError("a block list where a flow list was expected")
+        if not seq.items:
+            self.prepend_items(seq, raws)
+            return
+        text = self.text
+        last = seq.items[-1]
+        space = " "
+        if len(seq.items) > 1:  # copy the gap the list puts after its commas
+            between = text[seq.items[-2].end : last.start].partition(",")[2]
+            space = between if between and not between.strip() else " "
+        self.replace(last.end, last.end, "".join("," + space + r for r in raws))
+
+    def drop_trailing_items(self, seq: Node, count: int) -> None:
+        """Remove the last `count` items of a flow list that has more than `count`."""
+        keep = seq.items[-count - 1]
+        self.replace(keep.end, seq.items[-1].end, "")
+
+    def empty_list(self, member: Member) -> None:
+        """Make a list member's value `[]`, whatever style it has now."""
+        seq = member.value
+        if seq.flow:
+            self.replace(seq.start, seq.end, "[]")
+            return
+        # A YAML block list (a client rewrote the file): `key:` then `- item` lines.
+        colon = self.text.index(":", member.key_start)
+        self.replace(colon + 1, line_end(self.text, seq.items[-1].end), " []")
+
     def drop_leading_items(self, seq: Node, count: int) -> None:
         """Remove the first `count` items of a list that has more than `count`."""
         text = self.text
@@ -138,6 +168,23 @@ class Splices:
             gap -= 1
         self.replace(after.value.end, after.value.end,
                      "," + (text[gap : after.key_start] or " ") + member)
+
+    def insert_member_before(self, parent: Node, before: Member, key: str,
+                             value_text: str) -> None:
+        text = self.text
+        member = _member_text(self.fmt, key, value_text)
+        if not parent.flow:
+            begin = line_start(text, before.key_start)
+            indent = text[begin : before.key_start]
+            if indent.strip():
+                raise EditError("a key that does not start its own line")
+            self.replace(begin, begin, f"{indent}{member}{newline_of(text)}")
+            return
+        gap = before.key_start  # copy the whitespace in front of `before` after the comma
+        while gap > parent.start + 1 and text[gap - 1] in " \t\r\n":
+            gap -= 1
+        self.replace(before.key_start, before.key_start,
+                     member + "," + (text[gap : before.key_start] or " "))
 
     def remove_member(self, parent: Node, member: Member) -> None:
         text = self.text

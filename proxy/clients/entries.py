@@ -28,6 +28,7 @@ class Fields:
     command: str
     args: str
     env: tuple[Key, ...]
+    passes_env: str | None = None  # see Shape.passes_env; in the map holding command
 
 
 @dataclass
@@ -115,7 +116,7 @@ def _entry(
     if kind and kind != "stdio":
         return ServerEntry(name, location, scope, Transport.OTHER,
                            skip_reason=f"type {kind!r} is not a command the client launches")
-    fields = Fields(location, shape.command, shape.args, (*location, shape.env))
+    fields = Fields(location, shape.command, shape.args, (*location, shape.env), shape.passes_env)
     command_node = node.get(shape.command)
     if command_node is not None and command_node.kind == "map":  # Zed's older layout
         fields = Fields((*location, shape.command), "path", "args",
