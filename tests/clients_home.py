@@ -35,7 +35,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (home / where).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(FIXTURES / fixture, home / where)
     monkeypatch.setenv("HOME", str(home))
-    for var in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA"):
+    for var in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA", "CLAUDE_CONFIG_DIR",
+                "GEMINI_CLI_HOME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("GATEWATCH_EXECUTABLE", EXE)
     return home

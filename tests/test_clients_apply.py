@@ -56,6 +56,46 @@ def test_claude_code_projects_and_their_files_are_found(home: Path, tmp_path: Pa
     assert scopes == {"memory": "", "sentry": "", "postgres": str(project)}
 
 
+def test_claude_config_dir_moves_claude_codes_file_with_its_local_scope_servers(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "claude-config"
+    elsewhere.mkdir()
+    (home / ".claude.json").rename(elsewhere / ".claude.json")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(elsewhere))
+    config = next(c for c in discovery.discover() if c.client.id == "claude-code")
+    assert config.path == elsewhere / ".claude.json"
+    entries = {e.name: e.scope for e in discovery.load(config).entries}
+    assert entries["postgres"] == "/home/me/src/webapp"  # local scope, under `projects`
+    # The CLI lists the local-scope server as unprotected, saying which project it is for.
+    out = gatewatch("clients")
+    line = next(x for x in out.stdout.splitlines() if "postgres" in x)
+    assert "unprotected" in line and "/home/me/src/webapp" in line
+    # Named by hand, a .claude.json is still read as Claude Code's (project servers included).
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    added = discovery.config_for_path(elsewhere / ".claude.json")
+    assert added.client.id == "claude-code"
+    assert "postgres" in {e.name for e in discovery.load(added).entries}
+
+
+def test_gemini_projects_and_gemini_cli_home_are_followed(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "repo"
+    (project / ".gemini").mkdir(parents=True)
+    (project / ".gemini" / "settings.json").write_text(
+        '{"mcpServers": {"fs": {"command": "fs-server", "args": []}}}')
+    (home / ".gemini" / "projects.json").write_text(
+        json.dumps({"projects": {str(project): "repo"}}))
+    found = {c.path: c for c in discovery.discover()}
+    assert found[project / ".gemini" / "settings.json"].client.id == "gemini"
+    other = tmp_path / "gemini-home"
+    (other / ".gemini").mkdir(parents=True)
+    shutil.copy(FIXTURES / "gemini_settings.json", other / ".gemini" / "settings.json")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(other))
+    users = {c.path for c in discovery.discover() if c.client.id == "gemini"}
+    assert other / ".gemini" / "settings.json" in users
+    assert home / ".gemini" / "settings.json" not in users
+
+
 def test_per_os_paths_are_known() -> None:
     mac = dict(user_config_paths(Path("/Users/me"), "darwin", {}))
     assert mac["claude-desktop"] == Path(

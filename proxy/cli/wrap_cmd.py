@@ -44,8 +44,7 @@ def run_action(action: str, args: argparse.Namespace) -> int:
         return 2
     configs = discovery.discover(projects=args.project)
     if args.path and not any(c.path.absolute() == args.path.absolute() for c in configs):
-        configs.append(discovery.ConfigFile(CLIENTS["custom"], args.path.absolute(), "added",
-                                            "json"))
+        configs.append(discovery.config_for_path(args.path))
     chosen = changes.select(args.client, args.server, args.path)
     try:
         plan = changes.make_plan(

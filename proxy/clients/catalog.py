@@ -94,15 +94,19 @@ def user_config_paths(
     goose = (Path(environ.get("APPDATA") or home) / "Block" / "goose" / "config"
              if platform.startswith("win") else home / ".config" / "goose")
     codex_home = Path(environ.get("CODEX_HOME") or home / ".codex")
+    # Claude Code keeps `.claude.json` in CLAUDE_CONFIG_DIR when set; Gemini CLI takes
+    # GEMINI_CLI_HOME as its home directory.
+    claude_code = Path(environ.get("CLAUDE_CONFIG_DIR") or home)
+    gemini_home = Path(environ.get("GEMINI_CLI_HOME") or home)
     cline = code_user / "globalStorage" / "saoudrizwan.claude-dev" / "settings"
     return [
         ("claude-desktop", claude_dir / "claude_desktop_config.json"),
-        ("claude-code", home / ".claude.json"),
+        ("claude-code", claude_code / ".claude.json"),
         ("cursor", home / ".cursor" / "mcp.json"),
         ("vscode", code_user / "mcp.json"),
         ("windsurf", home / ".codeium" / "windsurf" / "mcp_config.json"),
         ("zed", zed / "settings.json"),
-        ("gemini", home / ".gemini" / "settings.json"),
+        ("gemini", gemini_home / ".gemini" / "settings.json"),
         ("codex", codex_home / "config.toml"),
         ("goose", goose / "config.yaml"),
         ("continue", home / ".continue" / "config.yaml"),

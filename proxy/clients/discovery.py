@@ -80,7 +80,15 @@ def _save_added(items: list[Path]) -> None:
 
 
 def _added(path: Path) -> ConfigFile:
+    """A file the user named: read as the client whose file name it has (a `.claude.json`
+    from another CLAUDE_CONFIG_DIR keeps its project servers), else the common shape."""
+    if path.name == ".claude.json":
+        return ConfigFile(CLIENTS["claude-code"], path, "added", "json")
     return ConfigFile(CLIENTS["custom"], path, "added", _SUFFIX_FORMAT.get(path.suffix, "json"))
+
+
+def config_for_path(path: Path) -> ConfigFile:
+    return _added(path.expanduser().absolute())
 
 
 def discover(home: Path | None = None, projects: Iterable[Path] = ()) -> list[ConfigFile]:
@@ -88,10 +96,16 @@ def discover(home: Path | None = None, projects: Iterable[Path] = ()) -> list[Co
     list plus `projects`), and the ones added by path. HOME is read at call time."""
     home = Path.home() if home is None else home
     found: list[ConfigFile] = []
-    for client_id, path in user_config_paths(home):
+    user_files = user_config_paths(home)
+    for client_id, path in user_files:
         client = CLIENTS[client_id]
         found.append(ConfigFile(client, path, "user", client.fmt))
-    for project in [*_claude_projects(home / ".claude.json"), *projects]:
+    where = dict(user_files)
+    # Projects Claude Code knows (its local-scope servers are read from .claude.json itself)
+    # and folders Gemini CLI ran in (project scope is where `gemini mcp add` writes).
+    known = [*_project_keys(where["claude-code"]),
+             *_project_keys(where["gemini"].parent / "projects.json")]
+    for project in [*known, *projects]:
         for client_id, path in project_config_paths(Path(project)):
             client = CLIENTS[client_id]
             found.append(ConfigFile(client, path, "project", client.fmt))
@@ -107,7 +121,8 @@ def discover(home: Path | None = None, projects: Iterable[Path] = ()) -> list[Co
     return out
 
 
-def _claude_projects(path: Path) -> list[Path]:
+def _project_keys(path: Path) -> list[Path]:
+    """The absolute paths that key the `projects` object of a client's JSON file."""
     try:
         data = plain_data(read_text(path)[0], "json")
     except (OSError, ValueError):
