@@ -50,7 +50,7 @@ def test_wrap_moves_the_token_to_the_keyring_and_unwrap_brings_it_back(
 ) -> None:
     config = desktop_config(tmp_path)
     original = config.path.read_bytes()
-    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, exe=EXE)
+    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True, exe=EXE)
     assert TOKEN not in plan.preview()  # the preview masks it
     assert not plan.notes
     done = changes.apply(plan)
@@ -80,7 +80,7 @@ def test_two_entries_with_the_same_name_and_token_get_their_own_keyring_names(
     path.write_text(json.dumps({"mcpServers": {"github": github},
                                 "projects": {"/p": {"mcpServers": {"github": github}}}}))
     config = discovery.ConfigFile(CLIENTS["claude-code"], path, "user", "json")
-    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
                                     exe=EXE))
     refs = {e.scope: e.env["GH_TOKEN"] for e in discovery.load(config).entries}
     assert refs == {"": "gatewatch-keyring:claude-code/github/GH_TOKEN",
@@ -104,7 +104,7 @@ def test_the_same_server_in_two_files_gets_two_keyring_names(
             "command": "npx", "args": ["gh"], "env": {"GH_TOKEN": f"ghp_{name * 36}"}}}}))
         loaded.append(discovery.load(
             discovery.ConfigFile(CLIENTS["claude-code"], path, "project", "json")))
-    changes.apply(changes.make_plan("wrap", loaded, secrets_to_keyring=True, exe=EXE))
+    changes.apply(changes.make_plan("wrap", loaded, secrets_to_keyring=True, allow_plaintext_keyring=True, exe=EXE))
     for name, suffix in (("a", ""), ("b", "#2")):
         path = tmp_path / name / ".mcp.json"
         ref = json.loads(path.read_text())["mcpServers"]["github"]["env"]["GH_TOKEN"]
@@ -115,7 +115,7 @@ def test_the_same_server_in_two_files_gets_two_keyring_names(
 def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring: Path) -> None:
     keyring.set_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN", "old")
     config = desktop_config(tmp_path)
-    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
                                     exe=EXE))
     github = next(e for e in discovery.load(config).entries if e.name == "github")
     assert github.env["GITHUB_PERSONAL_ACCESS_TOKEN"].endswith("GITHUB_PERSONAL_ACCESS_TOKEN#2")
@@ -125,7 +125,7 @@ def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring:
 
 def test_a_stale_file_leaves_no_secret_behind(tmp_path: Path, test_keyring: Path) -> None:
     config = desktop_config(tmp_path)
-    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, exe=EXE)
+    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True, exe=EXE)
     config.path.write_text(config.path.read_text() + "\n")
     done = changes.apply(plan)
     assert done.failed and not done.written
@@ -137,7 +137,7 @@ def test_a_dangling_reference_keeps_the_server_wrapped(
     tmp_path: Path, test_keyring: Path
 ) -> None:
     config = desktop_config(tmp_path)
-    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
                                     exe=EXE))
     keyring.delete_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN")
     plan = changes.make_plan("unwrap", [discovery.load(config)])
@@ -153,7 +153,7 @@ def test_without_a_usable_keyring_nothing_moves_and_the_user_is_told(tmp_path: P
     keyring.set_keyring(fail.Keyring())
     try:
         config = desktop_config(tmp_path)
-        plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True,
+        plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
                                  exe=EXE)
     finally:
         keyring.set_keyring(previous)
@@ -217,3 +217,83 @@ def test_gatewatch_run_resolves_the_reference_before_starting_the_upstream(
     assert out.returncode != 0
     assert b"DOCS_TOKEN" in out.stderr
     assert not seen.exists()  # fail closed: the upstream never started
+
+
+def test_a_plaintext_keyring_is_refused_unless_the_user_agrees(
+    tmp_path: Path, test_keyring: Path
+) -> None:
+    config = desktop_config(tmp_path)
+    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, exe=EXE)
+    assert any("PlaintextKeyring" in n and "--allow-plaintext-keyring" in n for n in plan.notes)
+    assert not any(c.to_store for c in plan.changes)
+    assert TOKEN in plan.changes[0].after  # still wrapped, the value stays where it was
+
+
+def test_the_cli_says_what_moved_where_and_which_backups_hold_the_plaintext(
+    tmp_path: Path, test_keyring: Path, gw_home: Path
+) -> None:
+    config = desktop_config(tmp_path)
+
+    def wrap(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [EXE, "wrap", "--path", str(config.path), "--secrets-to-keyring", "--yes", *extra],
+            env=child_env(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    refused = wrap()
+    assert refused.returncode == 0
+    assert "PlaintextKeyring" in refused.stderr and "no secrets were moved" in refused.stderr
+    assert TOKEN in config.path.read_text()  # wrapped, the token left in place
+    subprocess.run([EXE, "unwrap", "--path", str(config.path), "--yes"], env=child_env(),
+                   capture_output=True, timeout=60, check=True)
+
+    done = wrap("--allow-plaintext-keyring")
+    assert done.returncode == 0, done.stderr
+    username = "custom/github/GITHUB_PERSONAL_ACCESS_TOKEN"
+    assert f"github: GITHUB_PERSONAL_ACCESS_TOKEN -> keyring gatewatch / {username}" in done.stdout
+    assert "PlaintextKeyring" in done.stdout
+    backups = [line.strip() for line in done.stdout.splitlines()
+               if line.startswith("  /") and "backups" in line]
+    assert backups and all(TOKEN in Path(b).read_text() for b in backups)
+    assert "still hold these values in plaintext" in done.stdout
+
+    # Asked to, it deletes exactly those copies.
+    subprocess.run([EXE, "unwrap", "--path", str(config.path), "--yes"], env=child_env(),
+                   capture_output=True, timeout=60, check=True)
+    again = wrap("--allow-plaintext-keyring", "--delete-plaintext-backups")
+    assert "Deleted them." in again.stdout
+    folder = Path(backups[0]).parent
+    assert not any(TOKEN in p.read_text() for p in folder.iterdir())
+
+
+def test_a_missing_secret_names_the_keyring_it_looked_in(
+    test_keyring: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/nonexistent-runtime")
+    with pytest.raises(secrets.KeyringError) as caught:
+        secrets.fetch("codex/sec/GITHUB_TOKEN")
+    message = str(caught.value)
+    assert "PlaintextKeyring" in message and str(test_keyring) in message
+    assert "/nonexistent-runtime/bus does not exist" in message
+    assert "Secret Service keyring cannot be reached" in message
+
+
+def test_the_session_bus_is_found_at_its_standard_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    runtime = tmp_path / "run-user"
+    runtime.mkdir()
+    bus = socket.socket(socket.AF_UNIX)
+    bus.bind(str(runtime / "bus"))
+    try:
+        monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        secrets.session_bus_fallback()
+        assert secrets.os.environ["DBUS_SESSION_BUS_ADDRESS"] == f"unix:path={runtime / 'bus'}"
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/the/users/own")
+        secrets.session_bus_fallback()  # never overrides what the user has
+        assert secrets.os.environ["DBUS_SESSION_BUS_ADDRESS"] == "unix:path=/the/users/own"
+    finally:
+        bus.close()

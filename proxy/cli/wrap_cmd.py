@@ -5,12 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from proxy.clients.changes import Moved
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_selection_args(parser)
     parser.add_argument("--secrets-to-keyring", action="store_true",
                         help="move secret-looking env values into the OS keyring")
+    parser.add_argument("--allow-plaintext-keyring", action="store_true",
+                        help="move them even when the keyring is a plaintext file "
+                             "(keyrings.alt); refused without this")
+    parser.add_argument("--delete-plaintext-backups", action="store_true",
+                        help="after moving secrets, delete the backups that still hold them")
 
 
 def add_selection_args(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +59,8 @@ def run_action(action: str, args: argparse.Namespace) -> int:
         plan = changes.make_plan(
             "wrap" if action == "wrap" else "unwrap",
             changes.load_all(configs), chosen,
-            secrets_to_keyring=getattr(args, "secrets_to_keyring", False))
+            secrets_to_keyring=getattr(args, "secrets_to_keyring", False),
+            allow_plaintext_keyring=getattr(args, "allow_plaintext_keyring", False))
     except ExecutableNotFound as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
@@ -73,12 +83,41 @@ def run_action(action: str, args: argparse.Namespace) -> int:
             print("Nothing written.")
             return 1
     done = changes.apply(plan)
+    written = {path for path, _ in done.written}
     for path, copy in done.written:
         print(f"wrote {path} (backup: {copy})")
     for _path, reason in done.failed:
         print(f"{prog}: {reason}", file=sys.stderr)
+    moved = [m for c in plan.changes if c.config.path in written for m in c.moved]
+    if moved:
+        _report_moves(moved, done.plaintext_backups,
+                      getattr(args, "delete_plaintext_backups", False))
     if done.restart:
         print("To pick up the change:")
         for line in done.restart:
             print(f"  {line}")
     return 1 if done.failed else 0
+
+
+def _report_moves(moved: list[Moved], backups: list[Path], delete: bool) -> None:
+    """Say which values went into the keyring, and deal with the backups that still hold them."""
+    from proxy.clients import secrets
+
+    print(f"Moved {len(moved)} value(s) into the keyring ({secrets.backend().label}):")
+    for item in moved:
+        print(f"  {item.describe()}")
+    if not backups:
+        return
+    print(f"{len(backups)} backup(s) still hold these values in plaintext:")
+    for copy in backups:
+        print(f"  {copy}")
+    if not delete and sys.stdin.isatty():
+        delete = input("Delete them? (unwrap does not need them) [y/N] ").strip().lower() in (
+            "y", "yes")
+    if delete:
+        for copy in backups:
+            copy.unlink(missing_ok=True)
+        print("Deleted them.")
+    else:
+        print("They are readable only by you (the backups folder is private); delete them once "
+              "you no longer need them, or pass --delete-plaintext-backups next time.")

@@ -17,12 +17,30 @@ from proxy.clients.discovery import ConfigFile, LoadedConfig, discover, load
 from proxy.clients.edits import EditError
 from proxy.clients.entries import ServerEntry, Transport
 from proxy.clients.executable import gatewatch_executable
-from proxy.clients.files import StaleFileError, backup, check_unchanged, replace_if_unchanged
+from proxy.clients.files import (
+    StaleFileError,
+    backup,
+    backups_holding,
+    check_unchanged,
+    replace_if_unchanged,
+)
 from proxy.clients.wrapping import Editor
 
 Action = Literal["wrap", "unwrap"]
 Selector = Callable[[ConfigFile, ServerEntry], bool]
 _MASK = "********"
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One env value moved into the keyring: which server and variable, under what name."""
+
+    server: str
+    var: str
+    username: str  # keyring service SERVICE, this username
+
+    def describe(self) -> str:
+        return f"{self.server}: {self.var} -> keyring {secrets.SERVICE} / {self.username}"
 
 
 @dataclass
@@ -36,6 +54,7 @@ class FileChange:
     # (keyring username, secret) to delete after the write; the secret is kept for undo.
     to_forget: list[tuple[str, str]] = field(default_factory=list)
     secrets_shown: list[str] = field(default_factory=list)  # masked in the preview
+    moved: list[Moved] = field(default_factory=list)  # values this change puts in the keyring
 
     def diff(self) -> str:
         name = str(self.config.path)
@@ -70,6 +89,8 @@ class Applied:
     written: list[tuple[Path, Path]] = field(default_factory=list)  # (file, its backup)
     failed: list[tuple[Path, str]] = field(default_factory=list)
     restart: list[str] = field(default_factory=list)  # what to do for each changed client
+    # Backups of files whose secrets moved: they still hold the plaintext values.
+    plaintext_backups: list[Path] = field(default_factory=list)
 
 
 def everything(config: ConfigFile, entry: ServerEntry) -> bool:
@@ -91,13 +112,14 @@ def make_plan(
     chosen: Selector = everything,
     *,
     secrets_to_keyring: bool = False,
+    allow_plaintext_keyring: bool = False,
     exe: str | None = None,
 ) -> Plan:
     plan = Plan(action)
     if action == "wrap":
         exe = exe or gatewatch_executable()
         if secrets_to_keyring:
-            problem = secrets.keyring_problem()
+            problem = secrets.keyring_problem(allow_plaintext_keyring)
             if problem:
                 plan.notes.append(problem)
                 secrets_to_keyring = False
@@ -141,6 +163,7 @@ def _plan_file(action: Action, loaded: LoadedConfig, picked: list[ServerEntry], 
                         editor.set_env(entry, var, secrets.ref_for(username))
                         change.to_store.append((username, value))
                         change.secrets_shown.append(value)
+                        change.moved.append(Moved(entry.name, var, username))
                         changed = True
         else:
             restored: list[tuple[str, str, str]] = []
@@ -200,6 +223,9 @@ def apply(plan: Plan) -> Applied:
         for username, _ in change.to_forget:
             secrets.forget(username)
         done.written.append((path, copy))
+        if change.to_store:
+            done.plaintext_backups += backups_holding(path, change.config.client.id,
+                                                      [value for _, value in change.to_store])
         hint = change.config.client.restart
         if hint:
             line = f"{change.config.client.label}: {hint}"

@@ -33,12 +33,27 @@ def backups_dir() -> Path:
     return paths.data_dir() / "backups"
 
 
+def _backup_folder(path: Path, client: str) -> Path:
+    return backups_dir() / client / re.sub(r"[^A-Za-z0-9._-]+", "_",
+                                           str(path.absolute()).strip("/\\"))
+
+
+def backups_holding(path: Path, client: str, values: list[str]) -> list[Path]:
+    """The backup copies of a config file that contain any of these values (the plaintext of
+    secrets that have since moved to the keyring)."""
+    folder = _backup_folder(path, client)
+    if not folder.is_dir():
+        return []
+    needles = [v.encode("utf-8") for v in values if v]
+    return [copy for copy in sorted(folder.iterdir())
+            if copy.is_file() and any(n in copy.read_bytes() for n in needles)]
+
+
 def backup(path: Path, client: str) -> Path:
     """Copy the file to data_dir()/backups/<client>/<its path>/<time>-<name> before it is
     changed, and return the copy. Kept: the first copy (the file as it was before Gatewatch
     ever changed it) and the KEEP_RECENT latest."""
-    folder = backups_dir() / client / re.sub(r"[^A-Za-z0-9._-]+", "_",
-                                             str(path.absolute()).strip("/\\"))
+    folder = _backup_folder(path, client)
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(backups_dir(), 0o700)  # copies hold secrets the user may move to the keyring
     target = folder / f"{datetime.now():%Y%m%d-%H%M%S-%f}-{path.name}"  # sorts by time

@@ -8,8 +8,11 @@ only when a reference or a move needs it: it is slow to import and the proxy's s
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
 SERVICE = "gatewatch"
 REF_PREFIX = "gatewatch-keyring:"
@@ -49,21 +52,64 @@ def ref_for(username: str) -> str:
     return REF_PREFIX + username
 
 
-def keyring_problem() -> str | None:
-    """Why the keyring cannot hold secrets here, or None when it can."""
+def session_bus_fallback() -> None:
+    """Point DBUS_SESSION_BUS_ADDRESS at the user's bus at its standard place
+    ($XDG_RUNTIME_DIR/bus, else /run/user/UID/bus) when a client started us without it (Codex
+    does): the Secret Service keyring is reached over that bus."""
+    if os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not hasattr(os, "getuid"):
+        return
+    bus = _runtime_dir() / "bus"
+    if bus.is_socket():
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={bus}"
+
+
+def _runtime_dir() -> Path:
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}")
+
+
+@dataclass(frozen=True)
+class Backend:
+    label: str  # e.g. "SecretService Keyring"
+    plaintext: bool  # readable by anyone who can read the file (keyrings.alt's base64 file)
+    file: str | None  # where a file-based backend keeps the secrets
+    usable: bool
+
+
+def backend() -> Backend:
+    """The keyring backend this process uses (the first of a chain)."""
+    session_bus_fallback()
     import keyring
     from keyring.backends import fail
 
-    backend = keyring.get_keyring()
-    names = {type(b).__module__ for b in getattr(backend, "backends", [backend])}
-    if isinstance(backend, fail.Keyring) or names <= {"keyring.backends.fail",
-                                                      "keyring.backends.null"}:
+    chosen = keyring.get_keyring()
+    inner = getattr(chosen, "backends", [chosen])
+    first = inner[0] if inner else chosen
+    modules = {type(b).__module__ for b in inner} or {type(chosen).__module__}
+    usable = not isinstance(chosen, fail.Keyring) and not modules <= {
+        "keyring.backends.fail", "keyring.backends.null"}
+    plaintext = type(first).__module__ == "keyrings.alt.file" and (
+        type(first).__name__ == "PlaintextKeyring")
+    file = getattr(first, "file_path", None)
+    return Backend(getattr(first, "name", type(first).__name__), plaintext,
+                   str(file) if file else None, usable)
+
+
+def keyring_problem(allow_plaintext: bool = False) -> str | None:
+    """Why the keyring should not hold secrets here, or None when it can."""
+    found = backend()
+    if not found.usable:
         return ("no usable keyring backend is installed (on Linux: a Secret Service such as "
                 "GNOME Keyring or KWallet must be running); no secrets were moved")
+    if found.plaintext and not allow_plaintext:
+        return (f"the keyring backend here is {found.label}, which keeps secrets only "
+                f"base64-encoded in {found.file}: no safer than the config file, so no secrets "
+                "were moved (start a Secret Service such as GNOME Keyring or KWallet, or pass "
+                "--allow-plaintext-keyring to move them anyway)")
     return None
 
 
 def store(username: str, value: str) -> None:
+    session_bus_fallback()
     import keyring
 
     try:
@@ -73,20 +119,40 @@ def store(username: str, value: str) -> None:
 
 
 def fetch(username: str) -> str:
+    session_bus_fallback()
     import keyring
 
     try:
         value = keyring.get_password(SERVICE, username)
     except Exception as exc:  # keyring backends raise their own error types
-        raise KeyringError(f"could not read {username} from the keyring: {exc}") from exc
-    if value is None:
         raise KeyringError(
-            f"the keyring has no secret {SERVICE}/{username}; put it back with "
-            f"`keyring set {SERVICE} {username}` or unwrap the server and set the value again")
+            f"could not read {username} from the keyring: {exc}{_reachability()}") from exc
+    if value is None:
+        found = backend()
+        where = f"{found.label}, {found.file}" if found.file else found.label
+        raise KeyringError(
+            f"the keyring ({where}) has no secret {SERVICE}/{username}{_reachability(found)}; if "
+            f"it really is gone, put it back with `keyring set {SERVICE} {username}` or "
+            "unwrap the server and set the value again")
     return value
 
 
+def _reachability(found: Backend | None = None) -> str:
+    """Why this process may be looking at another keyring than the user's, or ""."""
+    reasons = []
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") and hasattr(os, "getuid"):
+        reasons.append("there is no session bus here (DBUS_SESSION_BUS_ADDRESS is unset and "
+                       f"{_runtime_dir() / 'bus'} does not exist), so a Secret Service keyring "
+                       "cannot be reached")
+    if found is not None and found.file and "XDG_DATA_HOME" not in os.environ:
+        reasons.append("this process has no XDG_DATA_HOME, so the keyring file is looked for "
+                       "in its default place; if you set XDG_DATA_HOME, the client must pass "
+                       "it on (run `gatewatch wrap` again)")
+    return "".join(f"; {r}" for r in reasons)
+
+
 def forget(username: str) -> None:
+    session_bus_fallback()
     import keyring
     from keyring.errors import PasswordDeleteError
 
