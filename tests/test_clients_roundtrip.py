@@ -139,8 +139,8 @@ CLAUDE_CODE_STYLE = """{
 NO_ARGS_SHAPES = {
     "json-empty": ("cursor", '{"mcpServers": {"t": {"command": "srv", "args": []}}}'),
     "json-absent": ("cursor", '{"mcpServers": {"t": {"command": "srv"}}}'),
-    "json-absent-first-key-multiline": ("cursor", '{"mcpServers": {"t": {\n  "command": "srv"\n}}}'),
-    "json-absent-after-type": ("cursor", '{"mcpServers": {"t": {"type": "stdio", "command": "s"}}}'),
+    "json-absent-multiline": ("cursor", '{"mcpServers": {"t": {\n  "command": "srv"\n}}}'),
+    "json-after-type": ("cursor", '{"mcpServers": {"t": {"type": "stdio", "command": "s"}}}'),
     "json-claude-code": ("claude-code", CLAUDE_CODE_STYLE),
     "toml-absent": ("codex", '[mcp_servers.t]\ncommand = "srv"\n'),
     "toml-empty": ("codex", '[mcp_servers.t]\ncommand = "srv"\nargs = []\n'),

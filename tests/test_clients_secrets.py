@@ -23,6 +23,8 @@ from tests.support import child_env
 FIXTURES = Path(__file__).parent / "fixtures" / "clients"
 TOKEN = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
 EXE = str(Path(sys.executable).parent / "gatewatch")
+# The test keyring is a plaintext file: moving into it needs the user's explicit agreement.
+MOVE = {"secrets_to_keyring": True, "allow_plaintext_keyring": True}
 
 
 @pytest.fixture
@@ -50,7 +52,7 @@ def test_wrap_moves_the_token_to_the_keyring_and_unwrap_brings_it_back(
 ) -> None:
     config = desktop_config(tmp_path)
     original = config.path.read_bytes()
-    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True, exe=EXE)
+    plan = changes.make_plan("wrap", [discovery.load(config)], **MOVE, exe=EXE)
     assert TOKEN not in plan.preview()  # the preview masks it
     assert not plan.notes
     done = changes.apply(plan)
@@ -80,7 +82,7 @@ def test_two_entries_with_the_same_name_and_token_get_their_own_keyring_names(
     path.write_text(json.dumps({"mcpServers": {"github": github},
                                 "projects": {"/p": {"mcpServers": {"github": github}}}}))
     config = discovery.ConfigFile(CLIENTS["claude-code"], path, "user", "json")
-    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], **MOVE,
                                     exe=EXE))
     refs = {e.scope: e.env["GH_TOKEN"] for e in discovery.load(config).entries}
     assert refs == {"": "gatewatch-keyring:claude-code/github/GH_TOKEN",
@@ -104,7 +106,7 @@ def test_the_same_server_in_two_files_gets_two_keyring_names(
             "command": "npx", "args": ["gh"], "env": {"GH_TOKEN": f"ghp_{name * 36}"}}}}))
         loaded.append(discovery.load(
             discovery.ConfigFile(CLIENTS["claude-code"], path, "project", "json")))
-    changes.apply(changes.make_plan("wrap", loaded, secrets_to_keyring=True, allow_plaintext_keyring=True, exe=EXE))
+    changes.apply(changes.make_plan("wrap", loaded, **MOVE, exe=EXE))
     for name, suffix in (("a", ""), ("b", "#2")):
         path = tmp_path / name / ".mcp.json"
         ref = json.loads(path.read_text())["mcpServers"]["github"]["env"]["GH_TOKEN"]
@@ -115,7 +117,7 @@ def test_the_same_server_in_two_files_gets_two_keyring_names(
 def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring: Path) -> None:
     keyring.set_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN", "old")
     config = desktop_config(tmp_path)
-    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], **MOVE,
                                     exe=EXE))
     github = next(e for e in discovery.load(config).entries if e.name == "github")
     assert github.env["GITHUB_PERSONAL_ACCESS_TOKEN"].endswith("GITHUB_PERSONAL_ACCESS_TOKEN#2")
@@ -125,7 +127,7 @@ def test_a_name_taken_in_the_keyring_gets_a_number(tmp_path: Path, test_keyring:
 
 def test_a_stale_file_leaves_no_secret_behind(tmp_path: Path, test_keyring: Path) -> None:
     config = desktop_config(tmp_path)
-    plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True, exe=EXE)
+    plan = changes.make_plan("wrap", [discovery.load(config)], **MOVE, exe=EXE)
     config.path.write_text(config.path.read_text() + "\n")
     done = changes.apply(plan)
     assert done.failed and not done.written
@@ -137,7 +139,7 @@ def test_a_dangling_reference_keeps_the_server_wrapped(
     tmp_path: Path, test_keyring: Path
 ) -> None:
     config = desktop_config(tmp_path)
-    changes.apply(changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
+    changes.apply(changes.make_plan("wrap", [discovery.load(config)], **MOVE,
                                     exe=EXE))
     keyring.delete_password("gatewatch", "claude-desktop/github/GITHUB_PERSONAL_ACCESS_TOKEN")
     plan = changes.make_plan("unwrap", [discovery.load(config)])
@@ -153,7 +155,7 @@ def test_without_a_usable_keyring_nothing_moves_and_the_user_is_told(tmp_path: P
     keyring.set_keyring(fail.Keyring())
     try:
         config = desktop_config(tmp_path)
-        plan = changes.make_plan("wrap", [discovery.load(config)], secrets_to_keyring=True, allow_plaintext_keyring=True,
+        plan = changes.make_plan("wrap", [discovery.load(config)], **MOVE,
                                  exe=EXE)
     finally:
         keyring.set_keyring(previous)
