@@ -158,6 +158,9 @@ async def run_proxy(opts: RunOptions) -> int:
             reason = f"internal error: {task.exception()!r}"
             print(f"gatewatch: relay failed: {task.exception()!r}", file=sys.stderr)
 
+    # Record the end now: Claude Code sends SIGINT, SIGTERM 100 ms later and SIGKILL 400 ms
+    # after that, sooner than a slow upstream stops. The exit code is filled in below.
+    audit.execute(END_SESSION, (time.time(), None, reason, session.id))
     if reason != "upstream exited":
         relay.client_closed()
     code = await upstream.stop(proc)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from proxy.cli.output import paint, use_colour, verdict_colour
-from proxy.store.queries import EventFilter, after, tail
+from proxy.store.queries import EventFilter, after, session_clients, tail
 
 ARROWS = {
     "c2s": "→",  # client to server
@@ -60,34 +60,55 @@ def run(args: argparse.Namespace) -> int:
         text=args.grep or "",
     )
     colour = use_colour() and not args.json
+    clients = Clients(conn)
     rows = tail(conn, flt, args.tail)
     last_id = rows[-1]["id"] if rows else _max_id(conn)
     for row in rows:
-        print(_line(row, colour, args.payload) if not args.json else _json(row), flush=False)
+        client = clients.of(row, rows)
+        print(_line(row, client, colour, args.payload) if not args.json else _json(row, client),
+              flush=False)
     sys.stdout.flush()
     while args.follow:
         time.sleep(0.5)
         new = after(conn, flt, last_id)
         for row in new:
-            print(_line(row, colour, args.payload) if not args.json else _json(row))
+            client = clients.of(row, new)
+            print(_line(row, client, colour, args.payload) if not args.json else _json(row, client))
             last_id = row["id"]
         if new:
             sys.stdout.flush()
     return 0
 
 
+class Clients:
+    """Which client each session belongs to, looked up once per batch of rows (a session's
+    client is known from its first request on, so unknown ones are asked again later)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.known: dict[str, str] = {}
+
+    def of(self, row: sqlite3.Row, batch: list[sqlite3.Row]) -> str:
+        session = row["session_id"]
+        if session not in self.known:
+            wanted = {r["session_id"] for r in batch} - set(self.known)
+            self.known.update(session_clients(self.conn, wanted))
+        return self.known.get(session, "")
+
+
 def _max_id(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
 
 
-def _json(row: sqlite3.Row) -> str:
+def _json(row: sqlite3.Row, client: str) -> str:
     out = dict(row)
+    out["client"] = client or None
     if out.get("detail"):
         out["detail"] = json.loads(out["detail"])
     return json.dumps(out, ensure_ascii=False)
 
 
-def _line(row: sqlite3.Row, colour: bool, payload: bool) -> str:
+def _line(row: sqlite3.Row, client: str, colour: bool, payload: bool) -> str:
     stamp = (
         time.strftime("%H:%M:%S", time.localtime(row["ts"])) + f".{int(row['ts'] % 1 * 1000):03d}"
     )
@@ -107,7 +128,8 @@ def _line(row: sqlite3.Row, colour: bool, payload: bool) -> str:
     if row["trace_id"]:
         notes.append(f"trace {row['trace_id']}")
     line = (
-        f"{paint(stamp, 'dim', colour)} {row['server'][:14]:<14} {arrow} "
+        f"{paint(stamp, 'dim', colour)} {row['server'][:14]:<14} "
+        f"{paint(f'{client[:20]:<20}', 'dim', colour)} {arrow} "
         f"{paint(f'{verdict:<5}', verdict_colour(verdict), colour)} "
         f"{what[:44]:<44} id={row['rpc_id'] or '-':<6} {paint(' · '.join(notes), 'dim', colour)}"
     )

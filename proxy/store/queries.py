@@ -118,3 +118,20 @@ def latency_percentiles(
         ).fetchone()
         out[key] = row[0]
     return out
+
+
+def session_clients(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, str]:
+    """Each session's client as its clientInfo named it ("claude-code 2.1.3"); sessions whose
+    client has not said yet are left out."""
+    ids = sorted(session_ids)
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):  # under SQLite's parameter limit
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT id, client_name, client_version FROM sessions WHERE id IN ({marks}) "
+            "AND client_name IS NOT NULL",
+            chunk,
+        ):
+            out[row[0]] = " ".join(part for part in (row[1], row[2]) if part)
+    return out
