@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: install (--no-launch) -> gatewatch doctor -> re-install (upgrade) -> uninstall -> purge,
+# CI: install (--no-launch --yes) -> gatewatch doctor -> re-install (upgrade) -> uninstall -> purge,
 # all in a throw-away HOME, checking what each step leaves behind. Any failure stops with a
 # message naming the step. Needs only python3, this checkout and the package registry.
 set -euo pipefail
@@ -48,8 +48,10 @@ assert {"python", "database", "socket-dir"} <= names, names
 PY
 }
 
-step "install --no-launch"
-bash "$here/install.sh" --no-launch || fail "install.sh exited $?"
+step "install --no-launch --yes (installs missing system packages too)"
+bash "$here/install.sh" --no-launch --yes || fail "install.sh exited $?"
+"$venv/bin/python" -I -m proxy.doctor.qt_libs \
+  || fail "Qt's system libraries are still missing after install.sh --yes"
 must_exist "$venv/bin/gatewatch" "$link" "$desktop" "$autostart" "$icon"
 [ "$(command -v gatewatch)" = "$link" ] || fail "gatewatch on PATH is $(command -v gatewatch)"
 grep -qx "Exec=\"$venv/bin/gatewatch\"" "$desktop" || fail "desktop entry Exec line is wrong"

@@ -5,12 +5,19 @@
 set -euo pipefail
 # shellcheck source=installer/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source=installer/system_packages.sh
+. "$(dirname "${BASH_SOURCE[0]}")/system_packages.sh"
 
 usage() {
   cat <<USAGE
-usage: installer/install.sh [--no-launch]
+usage: installer/install.sh [--no-launch] [--yes | --no-system-packages]
 
-  --no-launch   install only; do not start the tray app (for headless machines and CI)
+  --no-launch            install only; do not start the tray app (headless machines, CI)
+  --yes                  install missing system packages (Qt's libraries, python3-venv)
+                         without asking: directly as root, else through sudo
+  --no-system-packages   never install system packages; only say which are missing
+
+Without --yes, missing system packages are installed after asking on the terminal.
 
 Environment: PYTHON=python3.X picks the Python that makes the venv (3.11 or newer).
 USAGE
@@ -20,6 +27,8 @@ launch=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-launch) launch=0 ;;
+    --yes|-y) GW_SYSTEM_PACKAGES=yes ;;
+    --no-system-packages) GW_SYSTEM_PACKAGES=no ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option: $1" ;;
   esac
@@ -30,8 +39,14 @@ python="${PYTHON:-python3}"
 command -v "$python" >/dev/null 2>&1 || die "$python not found: install Python 3.11 or newer"
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || die "$("$python" -V 2>&1) is too old: Gatewatch needs Python 3.11 or newer (set PYTHON=...)"
-"$python" -c 'import venv, ensurepip' 2>/dev/null \
-  || die "$python cannot make virtual environments: install python3-venv (apt) and run again"
+if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+  # Debian and Ubuntu ship venv's pip bootstrap separately.
+  if [ "$(gw_package_manager || true)" = apt-get ]; then
+    gw_install_system_packages apt-get python3-venv || true
+  fi
+  "$python" -c 'import venv, ensurepip' 2>/dev/null \
+    || die "$python cannot make virtual environments: install python3-venv (apt) and run again"
+fi
 
 # Checked before pip replaces the code under it.
 running=0
@@ -105,8 +120,15 @@ else
   desktop_entry "$GW_AUTOSTART_ENTRY"
   say "desktop entry: $GW_DESKTOP_ENTRY"
   say "start at login: $GW_AUTOSTART_ENTRY"
-  # Qt's xcb platform needs system libraries pip cannot install; name the missing packages.
-  "$GW_VENV/bin/python" -I -m proxy.doctor.qt_libs || qt_ok=0
+  # Qt's xcb platform needs system libraries pip cannot install: install the missing ones
+  # with the platform's package manager, or name them.
+  if ! needed="$("$GW_VENV/bin/python" -I -m proxy.doctor.qt_libs --packages)"; then
+    if [ -n "$needed" ]; then
+      # shellcheck disable=SC2086  # "MANAGER PACKAGE..." on one line, split on purpose
+      gw_install_system_packages $needed || true
+    fi
+    "$GW_VENV/bin/python" -I -m proxy.doctor.qt_libs || qt_ok=0
+  fi
 fi
 
 if [ "$running" = 1 ]; then

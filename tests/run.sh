@@ -6,8 +6,13 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
-if [ ! -x tests/npm/node_modules/.bin/mcp-server-everything ]; then
-  (cd tests/npm && npm install --no-audit --no-fund --loglevel=error)
-fi
+# The npm reference servers and the client CLIs (pinned in tests/npm/package.json): installed
+# once, again only when one of them is missing.
+for bin in mcp-server-everything mcp-server-filesystem mcp-server-memory claude gemini codex; do
+  if [ ! -x "tests/npm/node_modules/.bin/$bin" ]; then
+    (cd tests/npm && npm install --no-audit --no-fund --loglevel=error)
+    break
+  fi
+done
 export QT_QPA_PLATFORM=offscreen
 exec .venv/bin/python -m pytest "$@"

@@ -138,3 +138,99 @@ def test_ci_check_round_trip_in_a_throw_away_home() -> None:
                           text=True, timeout=880, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert done.stdout.rstrip().endswith("ci-check: OK")
+
+
+# -- system packages: installer/system_packages.sh with a package manager that records its calls
+
+FAKE_APT = """#!/bin/sh
+echo "apt-get $* DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-}" >> "$CALLS"
+case "$1" in
+  update) touch "$CALLS.lists" ;;
+  install) [ -e "$CALLS.lists" ] || [ -z "$NEEDS_LISTS" ] || exit 100 ;;
+esac
+"""
+FAKE_SUDO = '#!/bin/sh\necho "sudo" >> "$CALLS"\nexec "$@"\n'
+PACKAGES = ("libxcb-icccm4", "libxcb-keysyms1")
+
+
+def install_packages(tmp_path: Path, mode: str, answer: str | None = None,
+                     needs_lists: bool = False) -> tuple[subprocess.CompletedProcess[str], str]:
+    """gw_install_system_packages apt-get PACKAGES, GW_SYSTEM_PACKAGES=mode; `answer` is typed
+    on a terminal (None: no terminal)."""
+    fake = tmp_path / "bin"
+    fake.mkdir(exist_ok=True)
+    for name, text in (("apt-get", FAKE_APT), ("sudo", FAKE_SUDO)):
+        (fake / name).write_text(text)
+        (fake / name).chmod(0o755)
+    calls = tmp_path / "calls"
+    env = {"HOME": str(tmp_path), "PATH": f"{fake}:/usr/bin:/bin", "CALLS": str(calls),
+           "GW_SYSTEM_PACKAGES": mode, "NEEDS_LISTS": "1" if needs_lists else ""}
+    script = (f'. "{INSTALLER}/common.sh"; . "{INSTALLER}/system_packages.sh"; '
+              f'gw_install_system_packages apt-get {" ".join(PACKAGES)}')
+    if answer is None:
+        done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=60, check=False)
+    else:
+        import pty
+
+        leader, follower = pty.openpty()
+        os.write(leader, answer.encode() + b"\n")
+        with os.fdopen(leader, "rb", buffering=0):
+            done = subprocess.run(["bash", "-c", script], env=env, capture_output=True,
+                                  text=True, stdin=follower, timeout=60, check=False)
+        os.close(follower)
+    return done, calls.read_text() if calls.exists() else ""
+
+
+INSTALL_LINE = f"apt-get install -y -q {' '.join(PACKAGES)} DEBIAN_FRONTEND=noninteractive"
+VIA_SUDO = os.geteuid() != 0  # root installs directly, everyone else through sudo
+
+
+def test_yes_installs_the_missing_packages_without_asking(tmp_path: Path) -> None:
+    done, calls = install_packages(tmp_path, "yes")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert calls.splitlines() == (["sudo"] if VIA_SUDO else []) + [INSTALL_LINE]
+    assert "missing system packages: libxcb-icccm4 libxcb-keysyms1" in done.stdout
+
+
+def test_a_fresh_machine_without_package_lists_gets_them_first(tmp_path: Path) -> None:
+    done, calls = install_packages(tmp_path, "yes", needs_lists=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = [line for line in calls.splitlines() if line != "sudo"]
+    assert [line.split()[1] for line in ran] == ["install", "update", "install"]
+
+
+def test_asking_on_the_terminal_installs_only_after_yes(tmp_path: Path) -> None:
+    refused, calls = install_packages(tmp_path, "ask", answer="n")
+    assert refused.returncode != 0 and calls == ""
+    assert "not installed; install them with:" in refused.stdout
+    agreed, calls = install_packages(tmp_path, "ask", answer="")  # Enter takes the default
+    assert agreed.returncode == 0, agreed.stdout + agreed.stderr
+    assert INSTALL_LINE in calls.splitlines()
+
+
+def test_without_a_terminal_or_with_no_nothing_is_installed_and_the_command_is_named(
+    tmp_path: Path,
+) -> None:
+    command = ("sudo " if VIA_SUDO else "") + f"apt-get install -y -q {' '.join(PACKAGES)}"
+    for mode, hint in (("ask", "run again with --yes"), ("no", "install them with:")):
+        done, calls = install_packages(tmp_path, mode)
+        assert done.returncode != 0 and calls == ""
+        assert hint in done.stdout and command in done.stdout
+
+
+def test_qt_libs_names_the_packages_for_this_machines_manager() -> None:
+    from proxy.doctor import qt_libs
+
+    plugin = qt_libs.xcb_plugin()
+    assert plugin is not None
+    missing = qt_libs.missing_libraries(plugin)
+    out = subprocess.run([sys.executable, "-m", "proxy.doctor.qt_libs", "--packages"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    if not missing:
+        assert out.returncode == 0 and out.stdout == ""
+        return
+    assert out.returncode == 1
+    found = qt_libs.packages_to_install(missing)
+    assert found is not None, missing  # every library Qt needs here has a known package
+    assert out.stdout.split() == [found[0], *found[1]]

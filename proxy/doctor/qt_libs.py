@@ -99,8 +99,22 @@ def install_commands(missing: list[str]) -> list[str]:
     return commands
 
 
-def main() -> int:
-    """Print what is missing and how to install it; exit 1 when something is missing."""
+def packages_to_install(missing: list[str]) -> tuple[str, list[str]] | None:
+    """The package manager found here and the packages that provide `missing`, or None when
+    there is no known manager or a library has no known package."""
+    index = next((i for i, (name, _) in enumerate(MANAGERS) if shutil.which(name)), None)
+    if index is None or any(s not in PACKAGES for s in missing):
+        return None
+    return MANAGERS[index][0], sorted({PACKAGES[s][index] for s in missing})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print what is missing and how to install it; exit 1 when something is missing.
+
+    With --packages (for installer/install.sh): print only `MANAGER PACKAGE...` when the
+    missing libraries can be installed with this system's package manager.
+    """
+    argv = sys.argv[1:] if argv is None else argv
     if not sys.platform.startswith("linux"):
         return 0
     plugin = xcb_plugin()
@@ -110,6 +124,13 @@ def main() -> int:
     missing = missing_libraries(plugin)
     if not missing:
         return 0
+    if "--packages" in argv:
+        found = packages_to_install(missing)
+        if found is not None:
+            print(" ".join([found[0], *found[1]]))
+        else:
+            print(f"no package known for: {', '.join(missing)}", file=sys.stderr)
+        return 1
     print(f"Qt's xcb platform needs system libraries that are missing: {', '.join(missing)}")
     print("Install them with:")
     for command in install_commands(missing):
