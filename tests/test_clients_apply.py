@@ -257,3 +257,20 @@ def test_a_healthy_wrap_has_no_problem(home: Path) -> None:
              for h in health.check(loaded)]
     assert [(h.server, h.wrapped, h.problem) for h in cline] == [("memory", True, None)]
     assert os.access(EXE, os.X_OK)
+
+
+def test_the_unprotected_servers_are_counted_per_client(home: Path) -> None:
+    from proxy.clients.summary import unprotected
+
+    loaded = changes.load_all()
+    before = unprotected(loaded)
+    assert before.per_client == {
+        "claude-desktop": 4, "claude-code": 2, "vscode": 2, "zed": 2, "codex": 3, "goose": 3,
+        "continue": 2, "cline": 1, "gemini": 1}
+    assert before.sentence() == "20 servers in 9 clients are not protected"
+    changes.apply(changes.make_plan("wrap", loaded, changes.select("codex"), exe=EXE))
+    after = unprotected(changes.load_all())
+    assert "codex" not in after.per_client
+    assert after.sentence() == "17 servers in 8 clients are not protected"
+    changes.apply(changes.make_plan("wrap", changes.load_all(), exe=EXE))
+    assert unprotected(changes.load_all()).sentence() == ""

@@ -7,5 +7,7 @@ Public entry points (import the module you need; this package imports nothing it
 - changes.make_plan("wrap" | "unwrap", loaded, chosen, secrets_to_keyring=..., exe=...) -> Plan,
   Plan.preview() (unified diff), changes.apply(plan) -> Applied, changes.unwrap_everything()
 - health.check(loaded) -> list[EntryHealth]
+- summary.unprotected(loaded) -> Unprotected (per-client counts of unwrapped stdio servers,
+  .sentence() for the first-run banner)
 - secrets.resolve_env_refs(env) -> dict[str, str]
 """
