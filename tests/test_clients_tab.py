@@ -7,6 +7,8 @@ from pathlib import Path
 
 import keyring
 import pytest
+from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
 from keyrings.alt.file import PlaintextKeyring
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -25,6 +27,36 @@ def test_keyring(tmp_path: Path) -> Iterator[None]:
     previous = keyring.get_keyring()
     keyring.set_keyring(backend)
     yield
+    keyring.set_keyring(previous)
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keyring backend that is not a plaintext file (Secret Service stands in for it on a
+    desktop); keyring's own backend interface, holding the secrets in memory."""
+
+    priority = 1.0  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.items.pop((service, username), None) is None:
+            raise PasswordDeleteError(username)
+
+
+@pytest.fixture
+def private_keyring() -> Iterator[MemoryKeyring]:
+    backend = MemoryKeyring()
+    previous = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    yield backend
     keyring.set_keyring(previous)
 
 
@@ -122,8 +154,21 @@ def test_protect_all_then_undo_puts_every_file_back(qtbot: QtBot, home: Path) ->
     assert not tab.undo_button.isEnabled()
 
 
-def test_secrets_move_to_the_keyring_and_undo_brings_them_back(
+def test_a_plaintext_keyring_is_refused_and_the_preview_says_so(
     qtbot: QtBot, home: Path, test_keyring: None
+) -> None:
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    tab.secrets_box.setChecked(True)
+    toggle(tab, "claude-desktop", "github", True)
+    assert tab.preview is not None
+    assert "PlaintextKeyring" in tab.preview.notes.text()
+    write(qtbot, tab)
+    assert b"ghp_0123456789" in (home / DESKTOP).read_bytes()  # wrapped, the value left alone
+
+
+def test_secrets_move_to_the_keyring_and_undo_brings_them_back(
+    qtbot: QtBot, home: Path, private_keyring: MemoryKeyring
 ) -> None:
     original = (home / DESKTOP).read_bytes()
     tab = ClientsTab()

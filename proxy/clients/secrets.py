@@ -87,8 +87,8 @@ def backend() -> Backend:
     modules = {type(b).__module__ for b in inner} or {type(chosen).__module__}
     usable = not isinstance(chosen, fail.Keyring) and not modules <= {
         "keyring.backends.fail", "keyring.backends.null"}
-    plaintext = type(first).__module__ == "keyrings.alt.file" and (
-        type(first).__name__ == "PlaintextKeyring")
+    plaintext = any(c.__module__ == "keyrings.alt.file" and c.__name__ == "PlaintextKeyring"
+                    for c in type(first).__mro__)
     file = getattr(first, "file_path", None)
     return Backend(getattr(first, "name", type(first).__name__), plaintext,
                    str(file) if file else None, usable)
@@ -103,8 +103,8 @@ def keyring_problem(allow_plaintext: bool = False) -> str | None:
     if found.plaintext and not allow_plaintext:
         return (f"the keyring backend here is {found.label}, which keeps secrets only "
                 f"base64-encoded in {found.file}: no safer than the config file, so no secrets "
-                "were moved (start a Secret Service such as GNOME Keyring or KWallet, or pass "
-                "--allow-plaintext-keyring to move them anyway)")
+                "were moved (start a Secret Service such as GNOME Keyring or KWallet; on the "
+                "command line, --allow-plaintext-keyring moves them anyway)")
     return None
 
 
