@@ -286,6 +286,12 @@ def test_codex(tmp_path: Path, gw_home: Path) -> None:
     started = wait_for("both sessions", lambda: len(sessions(db)) == 2 and sessions(db))
     assert {(r["server"], r["client_name"]) for r in started} == {
         ("mem", "codex-mcp-client"), ("fs", "codex-mcp-client")}
+    # Its frames, under its name. (What the proxy saw in its last batch window, 50 ms, before
+    # the SIGKILL is lost; the handshake is long before that with these node servers.)
+    logged = [json.loads(line) for line in machine.gatewatch(
+        "logs", "--json", "--method", "initialize").splitlines()]
+    assert {(r["server"], r["client"].split()[0]) for r in logged if r["direction"] == "c2s"} == {
+        ("mem", "codex-mcp-client"), ("fs", "codex-mcp-client")}
 
     machine.gatewatch("unwrap", "codex", "--yes")
     assert config.read_bytes() == before

@@ -115,23 +115,16 @@ def _qt_complaint(stderr: str) -> str:
 
 
 def check_keyring() -> list[CheckResult]:
-    import keyring
-    from keyring.backends import fail
+    # The same judgement `gatewatch wrap --secrets-to-keyring` makes (session bus included).
+    from proxy.clients.secrets import backend
 
-    backend = keyring.get_keyring()
-    name = f"{type(backend).__module__}.{type(backend).__name__}"
-    if isinstance(backend, fail.Keyring) or getattr(backend, "priority", 1) <= 0:
-        return [
-            CheckResult(
-                "keyring", Status.WARN, f"no usable keyring backend ({name})",
-                "install and unlock a Secret Service provider (e.g. gnome-keyring or KWallet)",
-            )
-        ]
-    if type(backend).__module__.startswith("keyrings.alt"):
-        return [
-            CheckResult(
-                "keyring", Status.WARN, f"backend {name} keeps secrets unencrypted",
-                "install and unlock a Secret Service provider (e.g. gnome-keyring or KWallet)",
-            )
-        ]
-    return [CheckResult("keyring", Status.OK, f"backend {name}")]
+    found = backend()
+    hint = "install and unlock a Secret Service provider (e.g. gnome-keyring or KWallet)"
+    if not found.usable:
+        return [CheckResult("keyring", Status.WARN, f"no usable keyring backend ({found.label})",
+                            hint)]
+    if found.plaintext:
+        return [CheckResult("keyring", Status.WARN,
+                            f"backend {found.label} keeps secrets unencrypted in {found.file}",
+                            hint)]
+    return [CheckResult("keyring", Status.OK, f"backend {found.label}")]
