@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +331,66 @@ def test_a_codex_launched_proxy_finds_the_users_data_dir_and_keyring(tmp_path: P
 
     machine.gatewatch("unwrap", "codex", "--yes")
     assert config.read_bytes() == before
+
+
+@pytest.fixture
+def secret_service(tmp_path: Path) -> Iterator[Path]:
+    """A session bus at <runtime dir>/bus with GNOME Keyring's Secret Service on it (unlocked);
+    yields the runtime dir."""
+    import shutil
+
+    if not (shutil.which("dbus-daemon") and shutil.which("gnome-keyring-daemon")):
+        pytest.skip("needs dbus-daemon and gnome-keyring (.ci/run installs them)")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    bus = runtime / "bus"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "keyring-home"),
+           "XDG_RUNTIME_DIR": str(runtime), "DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus}"}
+    daemons = [subprocess.Popen(
+        ["dbus-daemon", "--session", f"--address=unix:path={bus}", "--nofork", "--nopidfile"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        wait_for("the session bus", bus.is_socket)
+        keyring_daemon = subprocess.Popen(
+            ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        daemons.append(keyring_daemon)
+        assert keyring_daemon.stdin is not None
+        keyring_daemon.stdin.write(b"test-password")
+        keyring_daemon.stdin.close()
+        probe = [sys.executable, "-c", "import secretstorage as s; "
+                 "s.get_default_collection(s.dbus_init()).is_locked() and exit(1)"]
+        wait_for("GNOME Keyring on the bus", lambda: subprocess.run(
+            probe, env=env, capture_output=True, timeout=20, check=False).returncode == 0)
+        yield runtime
+    finally:
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            daemon.wait(10)
+
+
+def test_a_codex_launched_proxy_reaches_the_secret_service_on_the_standard_bus_path(
+    tmp_path: Path, secret_service: Path
+) -> None:
+    """Codex started without DBUS_SESSION_BUS_ADDRESS (as from a service manager): the proxy
+    finds the user's bus at $XDG_RUNTIME_DIR/bus and reads the secret from GNOME Keyring."""
+    machine = Machine(tmp_path, gw_home=None)
+    machine.env.update({"XDG_RUNTIME_DIR": str(secret_service),
+                        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+                        "PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"})
+    codex = client_bin("codex")
+    seen = tmp_path / "token-the-server-got"
+    script = f'printf %s "$GITHUB_TOKEN" > {seen}; exec {npm_server("memory")}'
+    machine.ok(codex, "mcp", "add", "sec", "--env", f"GITHUB_TOKEN={TOKEN}", "--",
+               "/bin/sh", "-c", script)
+    # The user's terminal has the bus address; wrap stores the token in GNOME Keyring.
+    machine.env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={secret_service / 'bus'}"
+    out = machine.gatewatch("wrap", "codex", "--secrets-to-keyring", "--yes")
+    assert "into the keyring (SecretService Keyring)" in out
+    assert TOKEN not in (machine.home / ".codex" / "config.toml").read_text()
+
+    del machine.env["DBUS_SESSION_BUS_ADDRESS"]
+    status = {s["name"]: s for s in codex_server_status(machine)}
+    assert "read_graph" in status["sec"]["tools"], status["sec"]
+    assert seen.read_text() == TOKEN
