@@ -334,3 +334,23 @@ def test_wrapped_client_servers_that_cannot_start_fail(tmp_path: Path) -> None:
     failed = {c["summary"].split(": ")[1] for c in lines if c["status"] == "FAIL"}
     assert failed == {"moved", "lost"}
     assert "does not exist" in summaries and "'no-such-command-here' is not on PATH" in summaries
+
+
+def test_a_codex_server_wrapped_without_env_vars_is_a_warning(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    gatewatch = Path(sys.executable).parent / "gatewatch"
+    # As an older Gatewatch wrapped it: no `env_vars`, so Codex strips XDG_* and GATEWATCH_HOME.
+    config.write_text(f'[mcp_servers.old]\ncommand = "{gatewatch}"\n'
+                      f'args = ["run", "--name", "old", "--", "{sys.executable}"]\n')
+    _, report = doctor({"HOME": str(home)})
+    warned = [c for c in report["checks"] if c["check"] == "clients" and c["status"] == "WARN"]
+    assert [c["summary"].split(": ")[1] for c in warned] == ["old"]
+    assert warned[0]["hint"] == "run `gatewatch wrap codex` again"
+    # Wrapped again, the warning is gone.
+    subprocess.run([str(gatewatch), "wrap", "codex", "--yes"], env=child_env({"HOME": str(home)}),
+                   capture_output=True, timeout=60, check=True)
+    assert "env_vars = [" in config.read_text()
+    _, report = doctor({"HOME": str(home)})
+    assert not [c for c in report["checks"] if c["check"] == "clients" and c["status"] == "WARN"]

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from proxy.clients.catalog import GATEWATCH_ENV
 from proxy.clients.discovery import ConfigFile, LoadedConfig
 from proxy.clients.entries import ServerEntry, Transport
 
@@ -35,6 +36,17 @@ def check_entry(config: ConfigFile, entry: ServerEntry) -> EntryHealth:
         elif not os.access(exe, os.X_OK):
             problem = f"wrapped command {exe} is not executable"
     return EntryHealth(config, entry.name, entry.wrapped, entry.command, problem)
+
+
+def passes_gatewatch_env(loaded: LoadedConfig, entry: ServerEntry) -> bool:
+    """False for a wrapped entry of a client with a minimal server environment (Codex) whose
+    pass-through list lacks what `gatewatch run` needs (wrapped by an older Gatewatch)."""
+    fields = entry.fields
+    if not entry.wrapped or fields is None or fields.passes_env is None or loaded.doc is None:
+        return True
+    node = loaded.doc.node((*fields.parent, fields.passes_env))
+    names = node.strings() if node is not None else None
+    return names is not None and set(GATEWATCH_ENV) <= set(names)
 
 
 def check(loaded: LoadedConfig) -> list[EntryHealth]:

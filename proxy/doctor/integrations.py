@@ -171,6 +171,14 @@ def check_clients() -> list[CheckResult]:
                     CheckResult("clients", Status.FAIL, f"{label}: {entry.name}: {problem}",
                                 "run `gatewatch wrap --all` again, or fix the command")
                 )
+            elif not health.passes_gatewatch_env(loaded, entry):
+                results.append(
+                    CheckResult("clients", Status.WARN,
+                                f"{label}: {entry.name}: wrapped without passing GATEWATCH_HOME "
+                                "and XDG_* through, so the client's minimal environment may "
+                                "lead it to another data directory or keyring",
+                                f"run `gatewatch wrap {config.client.id}` again")
+                )
     if not results:
         results.append(CheckResult("clients", Status.OK, "no MCP client configs with servers"))
     return results
