@@ -297,5 +297,10 @@ def test_the_session_bus_is_found_at_its_standard_place(
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/the/users/own")
         secrets.session_bus_fallback()  # never overrides what the user has
         assert secrets.os.environ["DBUS_SESSION_BUS_ADDRESS"] == "unix:path=/the/users/own"
+        # In a directory others can write to, the socket may not be the user's bus.
+        monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS")
+        runtime.chmod(0o777)
+        secrets.session_bus_fallback()
+        assert "DBUS_SESSION_BUS_ADDRESS" not in secrets.os.environ
     finally:
         bus.close()

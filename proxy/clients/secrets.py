@@ -59,8 +59,16 @@ def session_bus_fallback() -> None:
     if os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not hasattr(os, "getuid"):
         return
     bus = _runtime_dir() / "bus"
-    if bus.is_socket():
+    if bus.is_socket() and _private(bus):
         os.environ["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={bus}"
+
+
+def _private(socket: Path) -> bool:
+    """The socket is ours, in a directory of ours that no one else can write to: a socket
+    someone else planted in a shared directory would be a fake Secret Service."""
+    here, folder = socket.stat(), socket.parent.stat()
+    uid = os.getuid()
+    return here.st_uid == uid and folder.st_uid == uid and not folder.st_mode & 0o022
 
 
 def _runtime_dir() -> Path:
@@ -141,9 +149,10 @@ def _reachability(found: Backend | None = None) -> str:
     """Why this process may be looking at another keyring than the user's, or ""."""
     reasons = []
     if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") and hasattr(os, "getuid"):
+        bus = _runtime_dir() / "bus"
+        state = "is not a private socket of yours" if bus.exists() else "does not exist"
         reasons.append("there is no session bus here (DBUS_SESSION_BUS_ADDRESS is unset and "
-                       f"{_runtime_dir() / 'bus'} does not exist), so a Secret Service keyring "
-                       "cannot be reached")
+                       f"{bus} {state}), so a Secret Service keyring cannot be reached")
     if found is not None and found.file and "XDG_DATA_HOME" not in os.environ:
         reasons.append("this process has no XDG_DATA_HOME, so the keyring file is looked for "
                        "in its default place; if you set XDG_DATA_HOME, the client must pass "
