@@ -274,3 +274,10 @@ def test_the_unprotected_servers_are_counted_per_client(home: Path) -> None:
     assert after.sentence() == "17 servers in 8 clients are not protected"
     changes.apply(changes.make_plan("wrap", changes.load_all(), exe=EXE))
     assert unprotected(changes.load_all()).sentence() == ""
+
+
+def test_the_listing_ends_with_what_is_not_protected(home: Path) -> None:
+    out = gatewatch("clients")
+    assert out.stdout.rstrip().endswith(
+        "20 servers in 9 clients are not protected. "
+        "Preview the change with `gatewatch wrap --all --dry-run`.")

@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from proxy.clients.entries import Transport
     from proxy.clients.health import check_entry
     from proxy.clients.nodes import ConfigSyntaxError
+    from proxy.clients.summary import unprotected
     from proxy.redact import redact_argv
 
     if args.add:
@@ -81,4 +82,8 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     state, tint = "unprotected", "yellow"
             print(f"  {paint(state, tint, colour)}  {e.name:<{width}}  {detail}{where}")
+    sentence = unprotected(loaded).sentence()
+    if sentence:
+        print("\n" + paint(f"{sentence[0].upper()}{sentence[1:]}.", "yellow", colour)
+              + " Preview the change with `gatewatch wrap --all --dry-run`.")
     return 0
