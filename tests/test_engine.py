@@ -261,7 +261,7 @@ def test_path_confinement(db, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(out))
     assert engine.decide("write_file", {"path": "~/in-home.txt"}).verdict == "allow"
     d = engine.decide("read_multiple_files", {"paths": [str(out / "a"), "/etc/shadow"]})
-    assert (d.verdict, d.detail["param"]) == ("deny", "paths")
+    assert (d.verdict, d.detail["param"]) == ("deny", "paths[1]")
 
 
 def test_regex_and_allowlist_constraints(db, tmp_path):

@@ -195,10 +195,12 @@ def _inner(text: str) -> list[Destination]:
 
 
 def normalize_destination(value: str) -> str:
-    """The canonical key of a value's first destination (its case-folded text when it names
-    none). Idempotent; never raises on odd input."""
+    """The canonical key of a value that is one clean destination, else its case-folded text.
+    Idempotent; never raises on odd input."""
     found = parse(value)
-    return found[0].key if found else ""
+    if len(found) == 1 and not found[0].untrusted:
+        return found[0].key
+    return _clean(str(value)).casefold()
 
 
 def destination_kind(value: str) -> str | None:
