@@ -22,6 +22,14 @@ WEB_SCHEMES = frozenset(["http", "https", "ws", "wss"])
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,30}:")
 _UNRESERVED_ESCAPE = re.compile(r"%(2[DdEe]|3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|7[Ee])")
 _AMBIGUOUS_ESCAPE = re.compile(r"%(2[Ff]|5[Cc]|00)")  # / \ NUL, still encoded
+# A plain DNS name that every parser reads alike: lower-case ASCII labels, an alphabetic last
+# label (so never an IPv4 number), no punycode to validate. Parsed without ada.
+_PLAIN_HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+# A URL of that kind with a plain path and no dot segments, escapes, port or user info.
+_PLAIN_URL = re.compile(
+    r"(https?)://((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})"
+    r"((?:/(?!\.\.?(?:/|$|[?#]))[A-Za-z0-9._~!$&'()*+,;=:@-]*)*)([?#][^\s]*)?"
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +70,14 @@ def odd_characters(text: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
 
 
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_PLAIN_IPV4 = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+
+
 def canonical_ip(text: str) -> str | None:
     """The canonical form of an IP literal (IPv4-mapped IPv6 as the IPv4), or None."""
+    if _PLAIN_IPV4.fullmatch(text):
+        return text  # already canonical: four decimal octets without leading zeros
     try:
         ip = ipaddress.ip_address(text.strip("[]"))
     except ValueError:
@@ -79,6 +93,11 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
     raw = text.strip()
     if not raw:
         return None
+    plain = _PLAIN_URL.fullmatch(raw) if raw.isascii() else None
+    if plain is not None and "xn--" not in plain.group(2):
+        tail = plain.group(4) or ""
+        return ParsedUrl(plain.group(1), plain.group(2), "", plain.group(3).rstrip("/"),
+                         tail.startswith("?") and len(tail.split("#", 1)[0]) > 1, False, None)
     if not _SCHEME.match(raw) or (assume_http and "://" not in raw):
         if not assume_http:
             return None
@@ -118,9 +137,12 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
     )
 
 
+@lru_cache(maxsize=4096)
 def canonical_host(text: str) -> str | None:
     """A domain name or IP literal as a URL parser would connect to it, or None."""
     value = text.strip().rstrip(".")
+    if _PLAIN_HOST.fullmatch(value) and "xn--" not in value:
+        return value
     ip = canonical_ip(value)
     if ip is not None:
         return ip
