@@ -385,4 +385,6 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
             out.append((site, HOST_SEEN))
         else:
             out[0] = (site, HOST_SEEN)
+        if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):
+            out.append((dest.host, HOST_SEEN))  # a host seen bare is tainted on every port
     return out
