@@ -319,14 +319,13 @@ class TaintLog:
                     hits.setdefault((key, how), []).append(origin)
         for key, how in keys:
             found = hits.get((key, how), [])
-            if how == HOST_SEEN:
-                # Only a bare sighting of the host taints the whole host; a link on it is
-                # weaker evidence (LINK_HOST, decided by the engine).
-                direct = [o for o in found if o.kind != URL_HOST]
-                if direct:
-                    found, how = direct, HOST_SEEN
-                elif found:
-                    how = LINK_HOST
+            # Only a bare sighting of a host taints the whole host; a link on it is weaker
+            # evidence (LINK_HOST, decided by the engine).
+            direct = [o for o in found if o.kind != URL_HOST]
+            if direct:
+                found = direct
+            elif found:
+                how = LINK_HOST
             if found:
                 best = next((o for o in found if o.provenance == STRUCTURED), found[0])
                 return replace(best, matched=how)
@@ -383,8 +382,6 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
                 out.append((site + path, PATH))
         if site != dest.key:
             out.append((site, HOST_SEEN))
-        else:
-            out[0] = (site, HOST_SEEN)
         if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):
             out.append((dest.host, HOST_SEEN))  # a host seen bare is tainted on every port
     return out
