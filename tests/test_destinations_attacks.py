@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support import upstream
-from tests.test_engine_e2e import BLOCKED, call, no_detector, proxied, reasons
+from tests.test_engine_e2e import BLOCKED, call, no_detector, proxied
 
 pytestmark = pytest.mark.e2e
 __all__ = ["no_detector"]  # the detector is off: each test sees the engine's own verdicts

@@ -326,7 +326,7 @@ class Engine:
     def _constraints(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
         if policy.allowed_paths is not None:
             roots = confine.allowed_roots(policy.allowed_paths)
-            for param, value in _path_values(policy.path_params, args):
+            for param, value in _path_values(policy.path_params, policy.sink_params, args):
                 if not confine.inside(value, roots):
                     return Decision(
                         "deny", "constraint",
@@ -429,7 +429,7 @@ class Engine:
         for param, raw in values:
             for dest in parse(raw, heuristics.expected_kind(_last_key(param))):
                 verdict, why, origin = self._classify(tool, policy, dest)
-                if verdict == "deny" and content_free and _verbatim_url(dest, origin):
+                if verdict == "deny" and content_free and _verbatim_url(raw, dest, origin):
                     # Fetching a link exactly as it was written leaks nothing but the visit; a
                     # human decides. Any added path or query (where data would ride) stays
                     # denied.
@@ -596,11 +596,17 @@ def _load_layers(
     return load_packs(), [load_policy(p) for p in paths], paths
 
 
-def _verbatim_url(dest: Destination, origin: dict[str, Any] | None) -> bool:
-    """Is the destination exactly a link seen in untrusted text (no added path or query)?"""
-    return (origin is not None and origin.get("matched") == VALUE
+def _verbatim_url(raw: str, dest: Destination, origin: dict[str, Any] | None) -> bool:
+    """Is the destination exactly a link seen in untrusted text (no added path or query), and
+    is its host written plainly? An IP as a number (`http://167837955/`) or an encoded host is
+    a disguise, not a visit."""
+    if not (origin is not None and origin.get("matched") == VALUE
             and dest.kind in ("url", "host", "ip") and not dest.has_query
-            and dest.key == origin.get("value"))
+            and dest.key == origin.get("value") and dest.site is not None):
+        return False
+    written = raw.strip().split("://", 1)[-1]
+    host = re.split(r"[/?#]", written, maxsplit=1)[0].casefold().rstrip(".")
+    return host.removeprefix("www.") == dest.site.removeprefix("www.")
 
 
 def _keys(path: str) -> list[str]:
@@ -646,16 +652,26 @@ def _header_keys(value: Any) -> Iterator[str]:
             yield from _header_keys(item)
 
 
-def _path_values(declared: tuple[str, ...], args: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Every path-like argument: the declared path parameters, any argument whose name says
-    path/file/dir, and any string that is a file: URI or starts like a path."""
+def _path_values(
+    declared: tuple[str, ...], sinks: tuple[str, ...], args: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """Every path-like argument: the declared path parameters, any other argument whose name
+    says path/file/dir, and any string that is a file: URI or starts like a path (sinks
+    excepted: their values are destinations)."""
     for param in declared:
         for path, leaf in _leaves(_dig(args, param), param):
             yield path, leaf
-    tops = {p.split(".", 1)[0] for p in declared}
-    for path, leaf in _leaves({k: v for k, v in args.items() if k not in tops}, ""):
+    skip = {p.split(".", 1)[0] for p in (*declared, *sinks)}
+    for path, leaf in _leaves({k: v for k, v in args.items() if k not in skip}, ""):
+        if "://" in leaf and not leaf.casefold().startswith("file:"):
+            continue  # a URL, not a path
         keys = _keys(path)
-        if any(heuristics.is_path_name(k) for k in keys) or confine.looks_like_path(leaf):
+        if any(heuristics.is_path_name(k, leaf) for k in keys) or (
+            # By shape only where nothing says which arguments are paths, and never inside
+            # content (a file's text may quote any path).
+            not declared and confine.looks_like_path(leaf)
+            and not any(heuristics.is_content_name(k) for k in keys)
+        ):
             yield path, leaf
 
 

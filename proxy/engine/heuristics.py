@@ -137,9 +137,12 @@ _DESCRIBES_SENDING = re.compile(
     re.IGNORECASE,
 )
 _PATH_WORDS = frozenset(["path", "paths", "file", "files", "filename", "filepath", "dir",
-                         "dirs", "directory", "directories", "folder", "root", "cwd",
-                         "source", "destination", "src", "dst", "target", "output", "input",
-                         "savepath", "save_path", "out", "location"])
+                         "dirs", "directory", "directories", "folder", "cwd", "savepath",
+                         "save_path"])
+# Names that hold a path as often as something else (a city, a recipient): a path only when
+# the value has a separator.
+_MAYBE_PATH_WORDS = frozenset(["source", "destination", "src", "dst", "target", "output",
+                               "input", "out", "location", "root", "from", "to"])
 _PATH_SUFFIXES = ("_path", "_paths", "_file", "_dir", "_directory", "_folder", "path", "file",
                   "dir")
 
@@ -189,9 +192,23 @@ def expected_kind(param: str) -> str | None:
     return None
 
 
-def is_path_name(param: str) -> bool:
+def is_path_name(param: str, value: str | None = None) -> bool:
+    """Does the parameter take a file path (given its value, for names that only sometimes
+    do)?"""
     snake = _snake(param)
-    return snake in _PATH_WORDS or snake.endswith(_PATH_SUFFIXES)
+    if snake in _PATH_WORDS or snake.endswith(_PATH_SUFFIXES):
+        return True
+    return snake in _MAYBE_PATH_WORDS and (value is None or "/" in value or "\\" in value)
+
+
+_CONTENT_WORDS = frozenset(["content", "contents", "text", "body", "data", "message", "html",
+                            "markdown", "pattern", "query", "regex", "old_text", "new_text",
+                            "edits", "diff", "patch", "code", "script", "command", "note"])
+
+
+def is_content_name(param: str) -> bool:
+    """A parameter that carries content (whose text may mention paths and addresses)."""
+    return _snake(param) in _CONTENT_WORDS
 
 
 def is_sending(tool: dict[str, Any]) -> bool:
@@ -234,7 +251,7 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
     if not closed_reader and (sinks or sending):
         entry["exfiltrating"] = True
         entry["sink_params"] = sinks  # empty → the engine sweeps every argument
-    paths = tuple(p for p in params if is_path_name(p))
+    paths = tuple(p for p in params if is_path_name(p) and p not in sinks)
     if paths:
         entry["path_params"] = paths
     if _DESTRUCTIVE.search(name):
