@@ -268,3 +268,12 @@ def test_tool_entry_for_an_unpacked_sender_and_reader():
     closed = heuristics.tool_entry({"name": "send_note", "annotations": {
         "readOnlyHint": True, "openWorldHint": False}, "inputSchema": {"properties": {"to": {}}}})
     assert "exfiltrating" not in closed
+
+
+def test_sinks_nested_in_object_and_array_parameters_are_found():
+    schema = {"properties": {
+        "message": {"type": "object", "properties": {"to": {}, "text": {}}},
+        "parts": {"type": "array", "items": {"properties": {"recipient": {}}}},
+        "title": {}}}
+    entry = heuristics.tool_entry({"name": "compose", "inputSchema": schema})
+    assert entry["exfiltrating"] and entry["sink_params"] == ("message.to", "parts")

@@ -231,9 +231,8 @@ def is_sending(tool: dict[str, Any]) -> bool:
 def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
     """A policy entry (same fields as a pack entry) guessed from one tools/list item."""
     name = str(tool.get("name", ""))
-    schema = tool.get("inputSchema")
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    params = [str(p) for p in props] if isinstance(props, dict) else []
+    named = _params(tool.get("inputSchema"))
+    params = [name for path, name in named if path == name]
     raw_hints = tool.get("annotations")
     hints: dict[str, Any] = raw_hints if isinstance(raw_hints, dict) else {}
     read_only = hints.get("readOnlyHint") is True
@@ -242,11 +241,13 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
 
     entry: dict[str, Any] = {}
     sending = is_sending(tool) and open_world is not False
-    sinks = tuple(p for p in params if is_sink_name(p) or (
-        sending and _snake(p) in _SEND_ONLY_SINKS))
     reader = bool(_READ_VERB.match(name)) and not sending
-    if reader or (read_only and not sending):
-        sinks = tuple(p for p in sinks if _is_urlish(p))
+    only_urls = reader or (read_only and not sending)
+    sinks = tuple(dict.fromkeys(
+        path for path, p in named
+        if (is_sink_name(p) or (sending and _snake(p) in _SEND_ONLY_SINKS))
+        and (not only_urls or _is_urlish(p))
+    ))
     closed_reader = read_only and open_world is False
     if not closed_reader and (sinks or sending):
         entry["exfiltrating"] = True
@@ -259,6 +260,25 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
     elif destructive:
         entry["max_calls"] = ANNOTATED_DESTRUCTIVE_BUDGET
     return entry
+
+
+def _params(schema: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
+    """(where, name) for every property of an input schema, nested objects included: `where`
+    is the dotted path the engine can dig to (an array's elements are gated through the
+    array), `name` the property's own name."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or depth > 5:
+        return []
+    out: list[tuple[str, str]] = []
+    for key, sub in props.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        out.append((path, str(key)))
+        if not isinstance(sub, dict):
+            continue
+        out += _params(sub, path, depth + 1)
+        items = sub.get("items")
+        out += [(path, name) for _where, name in _params(items, path, depth + 1)]
+    return out
 
 
 def _is_urlish(param: str) -> bool:
