@@ -63,10 +63,14 @@ def _ada() -> Any:
     return ada_url
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_IP_CHARS = re.compile(r"\[?[0-9A-Fa-f.:]+\]?")
+
+
 def odd_characters(text: str) -> bool:
     """Control, format (zero-width, bidi) or line-break characters: parsers disagree on them."""
     if text.isascii():
-        return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+        return _ASCII_CONTROL.search(text) is not None
     return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
 
 
@@ -78,6 +82,8 @@ def canonical_ip(text: str) -> str | None:
     """The canonical form of an IP literal (IPv4-mapped IPv6 as the IPv4), or None."""
     if _PLAIN_IPV4.fullmatch(text):
         return text  # already canonical: four decimal octets without leading zeros
+    if not _IP_CHARS.fullmatch(text):
+        return None
     try:
         ip = ipaddress.ip_address(text.strip("[]"))
     except ValueError:
