@@ -43,11 +43,6 @@ def resolve(path: str, base: Path | None = None) -> str:
     return os.path.realpath(_text(path, base))
 
 
-def resolve_lexically(path: str, base: Path | None = None) -> str:
-    """The path a server that collapses `..` first would open, then its symlinks resolved."""
-    return os.path.realpath(os.path.normpath(_text(path, base)))
-
-
 def allowed_roots(prefixes: tuple[str, ...], base: Path | None = None) -> tuple[str, ...]:
     return tuple(resolve(prefix, base) for prefix in prefixes)
 
@@ -61,8 +56,11 @@ def inside(path: str, roots: tuple[str, ...], base: Path | None = None) -> bool:
     """True when path resolves to one of roots or below it, however the server reads `..`."""
     if "\x00" in path or (os.sep == "/" and _DRIVE.match(path.strip())):
         return False  # a drive-letter path has no meaning on this system: refuse it
-    return all(_under(real, roots) for real in {resolve(path, base),
-                                                resolve_lexically(path, base)})
+    text = _text(path, base)
+    readings = [os.path.realpath(text)]
+    if ".." in text:  # only then can collapsing `..` first read another file
+        readings.append(os.path.realpath(os.path.normpath(text)))
+    return all(_under(real, roots) for real in readings)
 
 
 def _under(real: str, roots: tuple[str, ...]) -> bool:
