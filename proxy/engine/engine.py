@@ -48,9 +48,9 @@ ArgumentScanner = Callable[[str, dict[str, Any]], tuple[bool, list[str], str]]
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 MAX_CONTENT_SCAN = 64 * 1024  # how much of a send's content is searched for planted links
 # A link planted in untrusted text (`https://evil.example/collect`) taints its path and below;
-# another path on its host is asked, not denied. Measured on the AgentDojo replay (see
-# docs/policy.md): denying the whole host cost no benign task and stopped no further attack,
-# while hosts a page merely links to (news sites, docs) are ones benign tasks go on to visit.
+# another path on its host is asked, not denied. The AgentDojo replay gives the same figures
+# either way (its hosts are fictional); taint is shared and persisted, and pages link to popular
+# hosts, so a host-wide deny would block those everywhere (see docs/policy.md).
 LINK_TAINTS_HOST = False
 _MIN_SCAN = 8  # shorter strings cannot carry an injection worth a scanner call
 
