@@ -86,7 +86,7 @@ _SEND_ONLY_SINKS = frozenset(
 HEADER_WORDS = frozenset(
     ["to", "cc", "bcc", "from", "sender", "reply_to", "subject", "in_reply_to", "references",
      "message_id", "resent_to", "resent_cc", "resent_bcc", "recipient", "recipients",
-     "display_name", "name"]
+     "display_name"]
 )
 _EMAIL_PARAMS = frozenset(
     ["to", "cc", "bcc", "rcpt", "rcpts", "from", "sender", "reply_to", "forward_to", "mailto",
