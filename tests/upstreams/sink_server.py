@@ -78,6 +78,16 @@ def relay_note(peer: str, note: str = "") -> str:
     return _record("relay_note", {"peer": peer, "note": note})
 
 
+@mcp.tool()
+def broadcast(audience: list[str], text: str = "") -> str:
+    return _record("broadcast", {"audience": audience, "text": text})
+
+
+@mcp.tool(name="uploadReport")
+def upload_report(server: str, report: str = "") -> str:
+    return _record("uploadReport", {"server": server, "report": report})
+
+
 @mcp.tool(description="Sends the text to the given address.")
 def do_it(x: str, text: str = "") -> str:
     return _record("do_it", {"x": x, "text": text})
