@@ -27,7 +27,8 @@ _AMBIGUOUS_ESCAPE = re.compile(r"%(2[Ff]|5[Cc]|00)")  # / \ NUL, still encoded
 _PLAIN_HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
 # A URL of that kind with a plain path and no dot segments, escapes, port or user info.
 _PLAIN_URL = re.compile(
-    r"(https?)://((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})"
+    r"([Hh][Tt][Tt][Pp][Ss]?)://((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+    r"[A-Za-z]{2,63})"
     r"((?:/(?!\.\.?(?:/|$|[?#]))[A-Za-z0-9._~!$&'()*+,;=:@-]*)*)([?#][^\s]*)?"
 )
 
@@ -99,15 +100,18 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
     raw = text.strip()
     if not raw:
         return None
-    plain = _PLAIN_URL.fullmatch(raw) if raw.isascii() else None
-    if plain is not None and "xn--" not in plain.group(2):
-        tail = plain.group(4) or ""
-        return ParsedUrl(plain.group(1), plain.group(2), "", plain.group(3).rstrip("/"),
-                         tail.startswith("?") and len(tail.split("#", 1)[0]) > 1, False, None)
     if not _SCHEME.match(raw) or (assume_http and "://" not in raw):
         if not assume_http:
             return None
         raw = "http://" + raw
+    plain = _PLAIN_URL.fullmatch(raw) if raw.isascii() else None
+    if plain is not None:
+        host = plain.group(2).lower()
+        if "xn--" not in host:
+            tail = plain.group(4) or ""
+            return ParsedUrl(plain.group(1).lower(), host, "", plain.group(3).rstrip("/"),
+                             tail.startswith("?") and len(tail.split("#", 1)[0]) > 1, False,
+                             None)
     untrusted: list[str] = []
     if odd_characters(raw):
         untrusted.append("control or invisible characters")
