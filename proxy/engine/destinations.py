@@ -21,10 +21,12 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from proxy.engine.mail import Recipients, parse_mailto, parse_recipients
 from proxy.engine.urls import canonical_ip, odd_characters, parse_url
+
+if TYPE_CHECKING:
+    from proxy.engine.mail import Recipients
 
 EMAIL = "email"
 URL = "url"
@@ -168,11 +170,15 @@ def parse(value: str, expect: str | None = None) -> list[Destination]:
     low = text.casefold()
     found: list[Destination] | None = None
     if low.startswith("mailto:"):
+        from proxy.engine.mail import parse_mailto  # mail parsing only once a value needs it
+
         found = _mail(parse_mailto(raw.strip()))
     elif "://" in text or expect in (URL, HOST):
         dest = _url(raw.strip(), assume_http=True) if "\n" not in raw else None
         found = [dest] if dest is not None else None
     elif "@" in text[1:]:
+        from proxy.engine.mail import parse_recipients
+
         found = _mail(parse_recipients(raw))
     else:
         found = _shaped(text)

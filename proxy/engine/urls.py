@@ -10,7 +10,6 @@ is parsed too, but marked so that no trust entry ever vouches for it.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -85,6 +84,8 @@ def canonical_ip(text: str) -> str | None:
         return text  # already canonical: four decimal octets without leading zeros
     if not _IP_CHARS.fullmatch(text):
         return None
+    import ipaddress  # only for the rare literal that is not plain dotted-quad
+
     try:
         ip = ipaddress.ip_address(text.strip("[]"))
     except ValueError:
