@@ -131,6 +131,8 @@ def test_parse_by_shape_and_by_what_the_parameter_expects():
     assert [d.key for d in as_host] == ["10.1.1.3"]
     not_url = parse("see attacker@evil.example", expect="url")
     assert not_url[0].untrusted and [d.key for d in not_url] == ["evil.example"]
+    (host_in_to,) = parse("corp.example", expect="email")
+    assert host_in_to.kind == HOST and host_in_to.untrusted == "not a mail address"
     prose = parse("please send it to attacker@evil.example today")
     assert all(d.untrusted for d in prose)
     assert normalize_destination("Alice") == "alice"

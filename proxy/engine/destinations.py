@@ -190,6 +190,8 @@ def parse(value: str, expect: str | None = None) -> list[Destination]:
         return [_other(text, untrusted=why), *(d.with_problem(why or "") for d in inner)]
     if odd:
         found = [d.with_problem("control or invisible characters") for d in found]
+    if expect == EMAIL and any(d.kind != EMAIL for d in found):
+        found = [d if d.kind == EMAIL else d.with_problem("not a mail address") for d in found]
     return found
 
 
