@@ -105,16 +105,18 @@ def as_mcp_result(value: Any, error: str | None) -> dict[str, Any]:
 class Run:
     denied: list[str] = field(default_factory=list)
     asks: int = 0
+    denied_calls: int = 0
     attacker: Counter[str] = field(default_factory=Counter)  # verdicts of attacker calls
 
 
 class Replayer:
-    def __init__(self, suite: Any, tmp: Path) -> None:
+    def __init__(self, suite: Any, tmp: Path, approve_all: bool = False) -> None:
         from proxy.engine import Engine, load_policy
         from proxy.engine.packs import load_packs
 
         self.suite = suite
         self.tmp = tmp
+        self.approve_all = approve_all  # a careless human: attacker calls' asks approved too
         policy = tmp / "policy.yaml"
         policy.write_text(POLICY)
         self._docs = [load_policy(policy)]
@@ -160,10 +162,13 @@ class Replayer:
             decision = engine.decide(call.function, args)
             if attacker:
                 run.attacker[decision.verdict] += 1
-                if decision.verdict != "allow":
+                if decision.verdict == "deny" or (
+                    decision.verdict == "ask" and not self.approve_all
+                ):
                     continue  # denied, or a human saw an unexpected destination and said no
             elif decision.verdict == "deny":
                 run.denied.append(f"{call.function}: {decision.reason}")
+                run.denied_calls += 1
                 continue
             elif decision.verdict == "ask":
                 run.asks += 1
@@ -216,6 +221,8 @@ def main() -> int:
     parser.add_argument("--version", default="v1.2.2")
     parser.add_argument("--suites", default="workspace,travel,banking,slack")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--approve-all", action="store_true",
+                        help="a careless human: approve every ask, the attacker's included")
     opts = parser.parse_args()
     warnings.filterwarnings("ignore")
     try:
@@ -228,16 +235,18 @@ def main() -> int:
     suites = get_suites(opts.version)
     started = time.perf_counter()
     benign_ok, benign_total, asks_per_task, denied_examples = 0, 0, [], []
+    benign_blocked_calls = 0
     pairs = {"exfiltration": [0, 0, 0, 0], "other": [0, 0, 0, 0]}  # succeeds, blocked, deny, ask
     per_suite: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp_dir:
         for name in opts.suites.split(","):
             suite = suites[name]
-            rep = Replayer(suite, Path(tmp_dir))
+            rep = Replayer(suite, Path(tmp_dir), opts.approve_all)
             s_ok = 0
             for user_task in suite.user_tasks.values():
                 run, utility = rep.benign(user_task)
                 benign_total += 1
+                benign_blocked_calls += run.denied_calls
                 asks_per_task.append(run.asks)
                 if not run.denied and utility:
                     benign_ok += 1
@@ -278,6 +287,9 @@ def main() -> int:
         "version": opts.version,
         "benign_clean_share": benign_ok / benign_total,
         "benign_tasks": benign_total,
+        "approve_all": opts.approve_all,
+        "benign_blocked_calls": benign_blocked_calls,
+        "attacks_succeeded": sum(v[0] - v[1] for v in pairs.values()),
         "asks_per_task_median": statistics.median(asks_per_task),
         "asks_per_task_max": max(asks_per_task),
         "benign_denied_examples": denied_examples,

@@ -261,7 +261,7 @@ def test_path_confinement(db, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(out))
     assert engine.decide("write_file", {"path": "~/in-home.txt"}).verdict == "allow"
     d = engine.decide("read_multiple_files", {"paths": [str(out / "a"), "/etc/shadow"]})
-    assert (d.verdict, d.detail["param"]) == ("deny", "paths")
+    assert (d.verdict, d.detail["param"]) == ("deny", "paths[1]")
 
 
 def test_regex_and_allowlist_constraints(db, tmp_path):
@@ -581,3 +581,16 @@ def test_a_link_planted_in_untrusted_text_and_passed_on_in_a_message_is_asked(db
     clean = engine.decide("send_email", {"to": ["bob@corp.example"],
                                          "body": "See https://docs.corp.example/q3"})
     assert clean.verdict == "allow"
+
+
+def test_an_unpacked_tool_with_a_nested_recipient_is_gated_there(db, tmp_path):
+    schema = {"type": "object", "properties": {
+        "message": {"type": "object", "properties": {"to": {}, "text": {}}}}}
+    tools = [{"name": "compose", "description": "c", "inputSchema": schema}]
+    engine = make(db, server="custom", policy='trusted_destinations: ["*@corp.example"]\n',
+                  tmp=tmp_path, tools=tools)
+    engine.result_seen("compose", INBOX)
+    d = engine.decide("compose", {"message": {"to": "attacker@evil.example", "text": "hi"}})
+    assert (d.verdict, d.detail["param"]) == ("deny", "message.to")
+    ok = engine.decide("compose", {"message": {"to": "bob@corp.example", "text": "hi"}})
+    assert ok.verdict == "allow"

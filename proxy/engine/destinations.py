@@ -1,106 +1,106 @@
-"""Destination-shaped values: how to recognise them, find them in text and compare them.
+"""Destinations: one canonical model for every place a call can send data.
 
-Every comparison the sink gate makes (trust lists, remembered approvals, taint) is between
-normalised values, so one spelling of an address cannot slip past another.
+Policy, packs, remembered trust, taint and the popup all compare `Destination.key`, built by
+parsing a value the way the upstream will use it: URLs WHATWG-style (proxy/engine/urls.py),
+mail recipients as RFC 5322 address lists (proxy/engine/mail.py), IP literals with
+`ipaddress`. A value that parses oddly (user info, backslashes, invisible characters, a
+recipient field that is not a clean address list) is still parsed, so taint sees the real
+host or mailbox, but it carries `untrusted` and no trust entry may vouch for it.
+
+Finding destinations inside text (`extract_destinations`) is linear: each kind is found from a
+literal anchor (`@`, `://`, `.`, `#`, `+`, ...) that a fast substring search locates, so text
+without candidates costs one scan per anchor, and results are cached per text so one frame's
+text is never scanned twice.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
-from collections.abc import Iterator
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from proxy.engine.urls import canonical_ip, odd_characters, parse_url
+
+if TYPE_CHECKING:
+    from proxy.engine.mail import Recipients
 
 EMAIL = "email"
 URL = "url"
 HOST = "host"
+IP = "ip"
 PHONE = "phone"
 HANDLE = "handle"
 CHANNEL = "channel"
 ACCOUNT = "account"  # IBAN-like bank account numbers
+OTHER = "other"
+URL_HOST = "url_host"  # taint only: the host of a URL seen in a result
 
-# The local part starts at a run boundary and is at most 64 chars (RFC 5321), so a long run of
-# word characters is scanned once rather than from every position (quadratic on big results).
-# The local part may hold an apostrophe (o'brien@...) but never start with one: in 'x@y' the
-# quotes are punctuation.
 _EMAIL_RE = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9_%+-][A-Za-z0-9._%+'-]{0,63}@[A-Za-z0-9-]+"
-    r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+    r"[A-Za-z0-9_%+-][A-Za-z0-9._%+'-]{0,63}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\.?"
 )
-_URL_RE = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s<>\"'`)\]}]+")
+_URL_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]{1,15}://[^\s<>\"'`)\]}]+")
+_URL_TAIL = re.compile(r"[^\s<>\"'`)\]}]+")
 # Bare host names: a dotted name whose last label is a TLD-like word and not a file extension.
 _HOST_RE = re.compile(
-    r"(?<![\w@./-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,126}[A-Za-z]{2,24}"
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,126}[A-Za-z]{2,24}\.?"
     r"(?:/[^\s<>\"'`)\]}]*)?"
 )
-_PHONE_RE = re.compile(r"\+\d[\d \t().-]{6,18}\d|\(\d{3}\) ?\d{3}-\d{4}|\b\d{3}-\d{3}-\d{4}\b")
-_HANDLE_RE = re.compile(r"(?<![\w.@/])@[A-Za-z0-9_][A-Za-z0-9_.-]{0,38}[A-Za-z0-9_]")
-_CHANNEL_RE = re.compile(r"(?<![\w&#/])#[A-Za-z][\w.-]{0,79}")
-_IBAN_RE = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}\b")
+_IPV4_RE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]*\d)")
+_PHONE_RE = re.compile(r"\+\d[\d \t().-]{6,18}\d|\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}")
+_HANDLE_RE = re.compile(r"@[A-Za-z0-9_][A-Za-z0-9_.-]{0,38}[A-Za-z0-9_]")
+_CHANNEL_RE = re.compile(r"#[A-Za-z][\w.-]{0,79}")
+_IBAN_RE = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_LOCAL_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+'-"
+)
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+_DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
+_DASH_PHONE = re.compile(r"-\d{3}-\d{4}")
+_WS_RE = re.compile(r"\s+")
 
 # Last labels that are file extensions far more often than top-level domains.
 _NOT_TLDS = frozenset(
     [
-        "txt",
-        "md",
-        "py",
-        "js",
-        "ts",
-        "json",
-        "yaml",
-        "yml",
-        "toml",
-        "csv",
-        "pdf",
-        "doc",
-        "docx",
-        "xls",
-        "xlsx",
-        "ppt",
-        "pptx",
-        "png",
-        "jpg",
-        "jpeg",
-        "gif",
-        "svg",
-        "html",
-        "htm",
-        "css",
-        "sh",
-        "log",
-        "zip",
-        "gz",
-        "tar",
-        "xml",
-        "ini",
-        "cfg",
-        "conf",
-        "lock",
-        "exe",
-        "dll",
-        "so",
-        "rs",
-        "go",
-        "java",
-        "rb",
-        "php",
-        "c",
-        "h",
-        "cpp",
-        "mp3",
-        "mp4",
-        "wav",
-        "mov",
-        "eml",
-        "ics",
-        "bak",
-        "tmp",
-        "db",
-        "sqlite",
+        "txt", "md", "py", "js", "ts", "json", "yaml", "yml", "toml", "csv", "pdf", "doc", "docx",
+        "xls", "xlsx", "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "html", "htm", "css",
+        "sh", "log", "zip", "gz", "tar", "xml", "ini", "cfg", "conf", "lock", "exe", "dll", "so",
+        "rs", "go", "java", "rb", "php", "c", "h", "cpp", "mp3", "mp4", "wav", "mov", "eml",
+        "ics", "bak", "tmp", "db", "sqlite",
     ]
 )
-_WS_RE = re.compile(r"\s+")
-_DISPLAY_NAME_RE = re.compile(r"^[^<>\n@]{0,80}<([^<>@\s]+@[^<>\s]+)>$")
+
+# No address, URL, handle or phone number is longer than this; longer values are content.
+MAX_DESTINATION = 2048
+# Extraction reads at most this much of one string. A destination hidden past it is not
+# recorded as tainted, so a send to it is asked about (unproven), never silently allowed.
+MAX_SCAN = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Destination:
+    key: str  # the canonical form every comparison uses (and the trust and taint tables store)
+    kind: str
+    host: str | None = None  # URL/host/IP: canonical host; e-mail: canonical domain
+    path: str = ""  # URL: canonical path, no trailing '/'
+    local: str | None = None  # e-mail: the local part, case-folded
+    has_query: bool = False
+    untrusted: str | None = None  # why no trust entry may vouch for it
+    injection: bool = False  # a line break where a mail header would be
+
+    @property
+    def site(self) -> str | None:
+        """For URL-like destinations: the host[:port] part of the key."""
+        if self.kind in (URL, HOST, IP):
+            return self.key.split("/", 1)[0]
+        return None
+
+    def with_problem(self, why: str) -> Destination:
+        return replace(self, untrusted=self.untrusted or why)
 
 
 def _clean(value: str) -> str:
@@ -111,56 +111,104 @@ def _clean(value: str) -> str:
     return _WS_RE.sub(" ", value).strip()
 
 
-def _url_key(value: str) -> str:
-    parts = urlsplit(value)
-    host = (parts.hostname or "").rstrip(".")
-    if host.startswith("www."):
-        host = host[4:]
-    port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
-    path = parts.path.rstrip("/")
-    return f"{host}{port}{path}".casefold()
-
-
-def normalize_destination(value: str) -> str:
-    """The comparable form of a destination: case-folded, trimmed, `mailto:` and display names
-    dropped, URLs reduced to host[:port]/path (no scheme, `www.`, query or fragment), phone
-    numbers to digits. Idempotent; never raises on odd input."""
-    text = _clean(str(value))
-    if not text:
-        return ""
-    lowered = text.casefold()
-    if lowered.startswith("mailto:"):
-        text = text[7:].split("?", 1)[0].strip()
-        lowered = text.casefold()
-    match = _DISPLAY_NAME_RE.match(text)
-    if match:
-        return match.group(1).casefold()
-    if _EMAIL_RE.fullmatch(text):
-        return lowered
-    if "://" in text and _URL_RE.fullmatch(text):
-        try:
-            return _url_key(text) or lowered
-        except ValueError:
-            return lowered
-    if _HOST_RE.fullmatch(text) and _tld_ok(text):
-        try:
-            return _url_key("http://" + text) or lowered
-        except ValueError:
-            return lowered
-    if _PHONE_RE.fullmatch(text):
-        return ("+" if text.startswith("+") else "") + re.sub(r"\D", "", text)
-    if _IBAN_RE.fullmatch(text):
-        return text.replace(" ", "").casefold()
-    return lowered
-
-
 def _tld_ok(host: str) -> bool:
-    name = host.split("/", 1)[0]
+    name = host.split("/", 1)[0].rstrip(".")
     return name.rsplit(".", 1)[-1].casefold() not in _NOT_TLDS
 
 
-# No address, URL, handle or phone number is longer than this; longer values are content.
-MAX_DESTINATION = 2048
+def _url(text: str, assume_http: bool = False) -> Destination | None:
+    parsed = parse_url(text, assume_http)
+    if parsed is None:
+        return None
+    kind = IP if parsed.host_is_ip and not parsed.path else (URL if parsed.path or not
+                                                              assume_http else HOST)
+    return Destination(parsed.key, kind, parsed.host, parsed.path.casefold(), None,
+                       parsed.has_query, parsed.untrusted)
+
+
+def _mail(recipients: Recipients) -> list[Destination]:
+    out = [Destination(b.key, EMAIL, b.domain, local=b.local, untrusted=recipients.problem,
+                       injection=recipients.injection) for b in recipients.mailboxes]
+    return out
+
+
+def _other(text: str, kind: str = OTHER, untrusted: str | None = None) -> Destination:
+    return Destination(text.casefold(), kind, untrusted=untrusted)
+
+
+def _shaped(text: str) -> list[Destination] | None:
+    """A whole value that is one kind of destination, canonicalised; None when it is not."""
+    if _PHONE_RE.fullmatch(text):
+        digits = re.sub(r"\D", "", text)
+        return [Destination(("+" if text.startswith("+") else "") + digits, PHONE)]
+    if _HANDLE_RE.fullmatch(text):
+        return [_other(text, HANDLE)]
+    if _CHANNEL_RE.fullmatch(text):
+        return [_other(text, CHANNEL)]
+    if _IBAN_RE.fullmatch(text):
+        return [Destination(text.replace(" ", "").casefold(), ACCOUNT)]
+    ip = canonical_ip(text)
+    if ip is not None:
+        return [Destination(ip, IP, ip)]
+    if _HOST_RE.fullmatch(text) and _tld_ok(text):
+        dest = _url(text, assume_http=True)
+        return [dest] if dest is not None else None
+    return None
+
+
+def parse(value: str, expect: str | None = None) -> list[Destination]:
+    """Every destination one argument value names. `expect` is the kind its parameter takes
+    (EMAIL, URL, HOST or None to go by shape): a value that does not parse as that kind is
+    returned as untrusted, with any destination found inside it."""
+    raw = str(value)
+    if len(raw) > MAX_DESTINATION:
+        return [_other(raw[:MAX_DESTINATION], untrusted="too long to be one destination")]
+    odd = odd_characters(raw.strip())
+    text = _clean(raw)
+    if not text:
+        return []
+    low = text.casefold()
+    found: list[Destination] | None = None
+    if low.startswith("mailto:"):
+        from proxy.engine.mail import parse_mailto  # mail parsing only once a value needs it
+
+        found = _mail(parse_mailto(raw.strip()))
+    elif "://" in text or expect in (URL, HOST):
+        dest = _url(raw.strip(), assume_http=True) if "\n" not in raw else None
+        found = [dest] if dest is not None else None
+    elif "@" in text[1:]:
+        from proxy.engine.mail import parse_recipients
+
+        found = _mail(parse_recipients(raw))
+    else:
+        found = _shaped(text)
+    if not found:
+        inner = [d for d in _inner(text) if d.key != low]
+        why = f"not a {expect} value" if expect in (EMAIL, URL, HOST) else None
+        if expect in (EMAIL, URL, HOST) or inner:
+            why = why or "not one destination"
+        return [_other(text, untrusted=why), *(d.with_problem(why or "") for d in inner)]
+    if odd:
+        found = [d.with_problem("control or invisible characters") for d in found]
+    if expect == EMAIL and any(d.kind != EMAIL for d in found):
+        found = [d if d.kind == EMAIL else d.with_problem("not a mail address") for d in found]
+    return found
+
+
+def _inner(text: str) -> list[Destination]:
+    out: list[Destination] = []
+    for key, kind, _s, _e in extract_destinations(text):
+        out.append(Destination(key, kind))
+    return out
+
+
+def normalize_destination(value: str) -> str:
+    """The canonical key of a value that is one clean destination, else its case-folded text.
+    Idempotent; never raises on odd input."""
+    found = parse(value)
+    if len(found) == 1 and not found[0].untrusted:
+        return found[0].key
+    return _clean(str(value)).casefold()
 
 
 def destination_kind(value: str) -> str | None:
@@ -169,61 +217,195 @@ def destination_kind(value: str) -> str | None:
         return None
     text = _clean(str(value))
     if text.casefold().startswith("mailto:"):
-        text = text[7:]
-    if _EMAIL_RE.fullmatch(text) or _DISPLAY_NAME_RE.match(text):
+        text = text[7:].split("?", 1)[0]
+    if "@" in text[1:] and " " not in text.strip():
+        return EMAIL if _EMAIL_RE.fullmatch(text) else None
+    if text.endswith(">") and "<" in text and _EMAIL_RE.fullmatch(text.rsplit("<", 1)[1][:-1]):
         return EMAIL
     if _URL_RE.fullmatch(text):
         return URL
-    if _HOST_RE.fullmatch(text) and _tld_ok(text):
-        return HOST
-    if _PHONE_RE.fullmatch(text):
-        return PHONE
-    if _HANDLE_RE.fullmatch(text):
-        return HANDLE
-    if _CHANNEL_RE.fullmatch(text):
-        return CHANNEL
-    if _IBAN_RE.fullmatch(text):
-        return ACCOUNT
-    return None
+    shaped = _shaped(text)
+    return shaped[0].kind if shaped else None
 
 
-def host_of(normalized: str) -> str | None:
-    """The host part of a normalised URL or host destination (None for anything else)."""
-    if "@" in normalized or not normalized:
-        return None
-    host = normalized.split("/", 1)[0]
-    return host if "." in host else None
+# -- finding destinations inside text -----------------------------------------------------
+
+Found = tuple[str, str, int, int]  # (key, kind, start, end)
+_Add = Callable[[int, int, "str | None", str], None]
+_Taken = Callable[[int, int], bool]
 
 
-# Taint extraction reads at most this much of one string. A destination hidden past it is not
-# recorded as tainted, so a send to it is asked about (unproven), never silently allowed.
-MAX_SCAN = 256 * 1024
+@lru_cache(maxsize=64)
+def _email_key(local: str, domain: str) -> str | None:
+    from proxy.engine.mail import mailbox
+
+    box = mailbox(local, domain.rstrip("."))
+    return box.key if box is not None else None
 
 
-def extract_destinations(text: str) -> Iterator[tuple[str, str, int, int]]:
-    """(normalised value, kind, start, end) for every destination-shaped value inside text."""
-    text = text[:MAX_SCAN]
-    taken: list[tuple[int, int]] = []
+@lru_cache(maxsize=1024)
+def _url_key(text: str, assume_http: bool) -> tuple[str, str] | None:
+    dest = _url(text, assume_http)
+    return (dest.key, dest.kind) if dest is not None else None
 
-    def free(start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e in taken)
 
-    for kind, regex in (
-        (EMAIL, _EMAIL_RE),
-        (URL, _URL_RE),
-        (HOST, _HOST_RE),
-        (PHONE, _PHONE_RE),
-        (ACCOUNT, _IBAN_RE),
-        (HANDLE, _HANDLE_RE),
-        (CHANNEL, _CHANNEL_RE),
-    ):
-        for match in regex.finditer(text):
-            start, end = match.span()
-            raw = match.group(0).rstrip(".,;:!?")
-            end = start + len(raw)
-            if not free(start, end):
+def extract_destinations(text: str) -> tuple[Found, ...]:
+    """Every destination-shaped value inside text, left to right, none overlapping."""
+    return _extract(text[:MAX_SCAN])
+
+
+@lru_cache(maxsize=32)
+def _extract(text: str) -> tuple[Found, ...]:
+    spans: list[tuple[int, int, str, str]] = []  # (start, end, key, kind), kept sorted
+    starts: list[int] = []
+
+    def taken(start: int, end: int) -> bool:
+        i = bisect.bisect_right(starts, start) - 1
+        if i >= 0 and spans[i][1] > start:
+            return True
+        return i + 1 < len(spans) and spans[i + 1][0] < end
+
+    def add(start: int, end: int, key: str | None, kind: str) -> None:
+        if key and not taken(start, end):
+            i = bisect.bisect_right(starts, start)
+            starts.insert(i, start)
+            spans.insert(i, (start, end, key, kind))
+
+    if "://" in text:
+        _find_urls(text, add)
+    if "@" in text:
+        _find_at(text, add, taken)
+    if "." in text:
+        _find_dotted(text, add, taken)
+    if "+" in text or "(" in text or "-" in text:
+        _find_phones(text, add)
+    if "#" in text:
+        for m in re.finditer("#", text):
+            at = m.start()
+            if at and (text[at - 1].isalnum() or text[at - 1] in "_&#/"):
                 continue
-            if kind == HOST and not _tld_ok(raw):
+            match = _CHANNEL_RE.match(text, at)
+            if match:
+                raw = match.group(0).rstrip(".,;:!?")
+                add(at, at + len(raw), raw.casefold(), CHANNEL)
+    _find_ibans(text, add)
+    return tuple((key, kind, s, e) for s, e, key, kind in spans)
+
+
+def _find_urls(text: str, add: _Add) -> None:
+    for m in re.finditer("://", text):
+        at = m.start()
+        start = at
+        while start > 0 and at - start < 16 and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < at and not text[start].isalpha():
+            start += 1
+        if at - start < 2:
+            continue
+        tail = _URL_TAIL.match(text, at + 3)
+        if tail is None:
+            continue
+        raw = text[start:tail.end()].rstrip(".,;:!?")
+        found = _url_key(raw, False)
+        if found is not None:
+            add(start, start + len(raw), found[0], URL)
+
+
+def _find_at(text: str, add: _Add, taken: _Taken) -> None:
+    for m in re.finditer("@", text):
+        at = m.start()
+        start = at
+        while start > 0 and at - start < 64 and text[start - 1] in _LOCAL_CHARS:
+            start -= 1
+        while start < at and text[start] in ".'":
+            start += 1
+        if start < at:
+            if start > 0 and at - start >= 64 and text[start - 1] in _LOCAL_CHARS:
                 continue
-            taken.append((start, end))
-            yield normalize_destination(raw), kind, start, end
+            match = _EMAIL_RE.match(text, start)
+            if match is None or match.start() != start:
+                continue
+            raw = match.group(0).rstrip(".")
+            local, _, domain = raw.rpartition("@")
+            add(start, start + len(raw), _email_key(local, domain), EMAIL)
+        elif at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_./@"):
+            match = _HANDLE_RE.match(text, at)
+            if match is not None:
+                add(at, match.end(), match.group(0).casefold(), HANDLE)
+
+
+def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
+    """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
+    done = 0
+    for m in _DOTS.finditer(text):
+        dot = m.start()
+        if dot < done or dot == 0 or text[dot - 1] not in _LABEL_CHARS:
+            continue
+        start = dot
+        while start > 0 and dot - start < 63 and text[start - 1] in _LABEL_CHARS:
+            start -= 1
+        before = text[start - 1] if start else " "
+        if before.isalnum() or before in "_@./-":
+            done = dot + 1
+            continue
+        if text[dot - 1].isdigit() and text[dot + 1].isdigit():
+            ip_match = _IPV4_RE.match(text, start)
+            if ip_match is not None:
+                done = ip_match.end()
+                ip = canonical_ip(ip_match.group(0))
+                add(start, done, ip, IP)
+                continue
+        match = _HOST_RE.match(text, start)
+        if match is None:
+            continue
+        raw = match.group(0).rstrip(".,;:!?")
+        done = start + len(raw)
+        if not _tld_ok(raw) or taken(start, done):
+            continue
+        after = text[done:done + 1]
+        if after and (after.isalnum() or after in "_@"):
+            continue
+        found = _url_key(raw, True)
+        if found is not None:
+            add(start, done, found[0], found[1])
+
+
+def _find_phones(text: str, add: _Add) -> None:
+    anchors = []
+    if "+" in text:
+        anchors += [m.start() for m in re.finditer(r"\+(?=\d)", text)]
+    if "(" in text:
+        anchors += [m.start() for m in re.finditer(r"\((?=\d{3}\))", text)]
+    if "-" in text:
+        for m in _DASH_PHONE.finditer(text):
+            start = m.start() - 3
+            if start >= 0 and text[start:m.start()].isdigit() and (
+                start == 0 or not text[start - 1].isalnum()
+            ):
+                anchors.append(start)
+    for start in sorted(anchors):
+        match = _PHONE_RE.match(text, start)
+        if match is None:
+            continue
+        end = match.end()
+        if end < len(text) and text[end].isalnum():
+            continue
+        raw = match.group(0)
+        digits = re.sub(r"\D", "", raw)
+        add(start, end, ("+" if raw.startswith("+") else "") + digits, PHONE)
+
+
+@lru_cache(maxsize=1)
+def _iban_scanner() -> Any:
+    import re2  # linear and fast on text without candidates (no literal anchor to search)
+
+    return re2.compile(r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,30}")
+
+
+def _find_ibans(text: str, add: _Add) -> None:
+    for match in _iban_scanner().finditer(text):
+        start, end = match.start(), match.end()
+        if (start and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
+            continue
+        raw = match.group(0)
+        add(start, end, raw.replace(" ", "").casefold(), ACCOUNT)

@@ -8,6 +8,7 @@ deny (fail closed).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections import Counter
@@ -19,14 +20,24 @@ from typing import Any
 from proxy.engine import confine, heuristics
 from proxy.engine.decision import Decision
 from proxy.engine.destinations import (
+    Destination,
     destination_kind,
     extract_destinations,
     normalize_destination,
+    parse,
 )
 from proxy.engine.packs import choose_pack, load_packs
 from proxy.engine.pinning import APPROVED, PinStore, ToolVersion, diff
 from proxy.engine.policy import Pack, PolicyDoc, PolicyError, load_policy, merge_tool
-from proxy.engine.taint import FREE_TEXT, STRUCTURED, TaintLog, listed_values, sightings
+from proxy.engine.taint import (
+    FREE_TEXT,
+    LINK_HOST,
+    STRUCTURED,
+    VALUE,
+    TaintLog,
+    listed_values,
+    sightings,
+)
 from proxy.engine.trustlist import TrustList
 
 Write = Callable[[str, tuple[Any, ...]], None]
@@ -36,6 +47,11 @@ ArgumentScanner = Callable[[str, dict[str, Any]], tuple[bool, list[str], str]]
 
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 MAX_CONTENT_SCAN = 64 * 1024  # how much of a send's content is searched for planted links
+# A link planted in untrusted text (`https://evil.example/collect`) taints its path and below;
+# another path on its host is asked, not denied. The AgentDojo replay gives the same figures
+# either way (its hosts are fictional); taint is shared and persisted, and pages link to popular
+# hosts, so a host-wide deny would block those everywhere (see docs/policy.md).
+LINK_TAINTS_HOST = False
 _MIN_SCAN = 8  # shorter strings cannot carry an injection worth a scanner call
 
 
@@ -189,8 +205,8 @@ class Engine:
             # A send that echoes its recipients ("sent to bob@corp.com") is not a source: the
             # call's own destinations were already gated, and tainting them would deny the
             # next send to the same person.
-            sent = {normalize_destination(raw) for _, raw in
-                    self._sink_values(tool, policy, arguments)[0]}
+            sent = {dest.key for param, raw in self._sink_values(tool, policy, arguments)[0]
+                    for dest in parse(raw, heuristics.expected_kind(_last_key(param)))}
             seen = [s for s in seen if s.value not in sent]
         self._taint.record(tool, seen, texts)
 
@@ -310,15 +326,14 @@ class Engine:
     def _constraints(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
         if policy.allowed_paths is not None:
             roots = confine.allowed_roots(policy.allowed_paths)
-            for param in policy.path_params:
-                for value in _scalars(args.get(param)):
-                    if not confine.inside(value, roots):
-                        return Decision(
-                            "deny", "constraint",
-                            f"{param}={value!r} is outside the allowed paths "
-                            f"{list(policy.allowed_paths)}",
-                            detail={"param": param, "resolved": confine.resolve(value)},
-                        )
+            for param, value in _path_values(policy.path_params, policy.sink_params, args):
+                if not confine.inside(value, roots):
+                    return Decision(
+                        "deny", "constraint",
+                        f"{param}={value!r} is outside the allowed paths "
+                        f"{list(policy.allowed_paths)}",
+                        detail={"param": param, "resolved": confine.resolve(value)},
+                    )
         for param, pattern in policy.arg_patterns.items():
             for value in _scalars(args.get(param)):
                 if pattern.fullmatch(value) is None:
@@ -372,8 +387,7 @@ class Engine:
                 # The server knows the sink parameter and the call simply left it out (e.g. an
                 # update that keeps the recipient): only destination-shaped values count.
                 shaped = [(path, leaf) for path, leaf in _leaves(args, "")
-                          if destination_kind(leaf) is not None
-                          or heuristics.is_sink_name(path.split(".")[0].split("[")[0])]
+                          if destination_kind(leaf) is not None or _names_a_sink(path)]
                 return shaped, True
             # Declared sinks unknown to the server's schema: a mismatch, so every argument is
             # a destination (fail closed).
@@ -386,7 +400,7 @@ class Engine:
             # Undeclared destinations still count: a recipient-shaped name, or a value that is
             # wholly an address/URL (prose that merely mentions one stays content).
             for path, leaf in _leaves(value, param):
-                if heuristics.is_sink_name(param) or destination_kind(leaf) is not None:
+                if _names_a_sink(path) or destination_kind(leaf) is not None:
                     out.append((path, leaf))
         return out, False
 
@@ -405,20 +419,26 @@ class Engine:
             isinstance(v, str) and v for k, v in args.items()
             if k not in {p.split(".")[0] for p in policy.sink_params}
         )
+        injected = _header_injection(args)
+        if injected is not None:
+            return Decision(
+                "deny", "sink_gate",
+                f"{injected} holds a line break: a mail server would read what follows as "
+                "another header (Bcc: ...)", detail={"param": injected, "swept": swept},
+            )
         for param, raw in values:
-            dest = normalize_destination(raw)
-            if not dest:
-                continue
-            verdict, why, origin = self._classify(tool, policy, dest)
-            if verdict == "deny" and content_free and _verbatim_url(raw, origin):
-                # Fetching a link exactly as it was written leaks nothing but the visit; a
-                # human decides. Any added path or query (where data would ride) stays denied.
-                verdict, why = "ask", f"is a link found in untrusted text ({why})"
-            checked.append({"param": param, "destination": dest, "verdict": verdict,
-                            "why": why})
-            rank = _SEVERITY[verdict]
-            if worst is None or rank > worst[0]:
-                worst = (rank, param, dest, why, origin)
+            for dest in parse(raw, heuristics.expected_kind(_last_key(param))):
+                verdict, why, origin = self._classify(tool, policy, dest)
+                if verdict == "deny" and content_free and _verbatim_url(raw, dest, origin):
+                    # Fetching a link exactly as it was written leaks nothing but the visit; a
+                    # human decides. Any added path or query (where data would ride) stays
+                    # denied.
+                    verdict, why = "ask", f"is a link found in untrusted text ({why})"
+                checked.append({"param": param, "destination": dest.key, "verdict": verdict,
+                                "why": why})
+                rank = _SEVERITY[verdict]
+                if worst is None or rank > worst[0]:
+                    worst = (rank, param, dest.key, why, origin)
         if not swept and (worst is None or worst[0] < _SEVERITY["deny"]):
             for param, link, origin in self._planted_links(policy, args):
                 why = "is a link planted in untrusted text, carried in the content"
@@ -429,15 +449,15 @@ class Engine:
         detail: dict[str, Any] = {"destinations": checked, "swept": swept}
         if worst is None:
             return Decision("allow", "sink_gate", "no destination in the call", detail=detail)
-        rank, param, dest, why, origin = worst
+        rank, param, shown, why, origin = worst
         detail["param"] = param
         verdict = ("allow", "ask", "deny")[rank]
         reason = {
             "allow": f"every destination is trusted ({why})",
-            "ask": f"destination {param}={dest!r} {why}",
-            "deny": f"destination {param}={dest!r} {why}",
+            "ask": f"destination {param}={shown!r} {why}",
+            "deny": f"destination {param}={shown!r} {why}",
         }[verdict]
-        return Decision(verdict, "sink_gate", reason, destination=dest, origin=origin,  # type: ignore[arg-type]
+        return Decision(verdict, "sink_gate", reason, destination=shown, origin=origin,  # type: ignore[arg-type]
                         detail=detail)
 
     def _planted_links(
@@ -448,33 +468,47 @@ class Engine:
         sinks = {p.split(".")[0] for p in policy.sink_params}
         for param, text in _leaves({k: v for k, v in args.items() if k not in sinks}, ""):
             for value, kind, _start, _end in extract_destinations(text[:MAX_CONTENT_SCAN]):
-                if kind not in ("url", "host") or policy.trusted.match(value) is not None:
+                if kind not in ("url", "host", "ip"):
                     continue
-                origin = self._taint.lookup(value, shaped=False)
-                if origin is not None and origin.provenance == FREE_TEXT:
+                dest = Destination(value, kind)
+                if policy.trusted.match(dest) is not None:
+                    continue
+                origin = self._taint.lookup(dest, shaped=False)
+                if origin is not None and origin.provenance == FREE_TEXT and (
+                    origin.matched != LINK_HOST
+                ):
                     yield param, value, origin.as_dict()
 
-    def _classify(self, tool: str, policy: ToolPolicy, dest: str) -> tuple[
+    def _classify(self, tool: str, policy: ToolPolicy, dest: Destination) -> tuple[
         str, str, dict[str, Any] | None
     ]:
-        entry = policy.trusted.match(dest)
-        if entry is not None:
-            return "allow", f"trusted by policy entry {entry!r}", None
-        if (tool, dest) in self._approved:
-            return "allow", "approved by a human this session", None
-        if self._trusted_in_db(tool, dest):
-            return "allow", "remembered human approval", None
-        if dest in self._vouched:
-            return "allow", f"listed by {self.server}.{self._vouched[dest]} (trusted output)", None
-        origin = self._taint.lookup(dest, destination_kind(dest) is not None)
+        if dest.injection:
+            return "deny", "holds a line break that would start another mail header", None
+        key = dest.key
+        if not dest.untrusted:
+            entry = policy.trusted.match(dest)
+            if entry is not None:
+                return "allow", f"trusted by policy entry {entry!r}", None
+            if (tool, key) in self._approved:
+                return "allow", "approved by a human this session", None
+            if self._trusted_in_db(tool, key):
+                return "allow", "remembered human approval", None
+            if key in self._vouched:
+                vouched = f"{self.server}.{self._vouched[key]}"
+                return "allow", f"listed by {vouched} (trusted output)", None
+        origin = self._taint.lookup(dest, dest.kind != "other" or destination_kind(key)
+                                    is not None)
+        untrusted = f"is never trusted: {dest.untrusted}" if dest.untrusted else None
         if origin is None:
-            return "ask", "is not a vouched destination (unproven)", None
+            return "ask", untrusted or "is not a vouched destination (unproven)", None
         where = f"{origin.server}.{origin.tool}" if origin.tool else origin.server
         if origin.provenance == STRUCTURED:
-            return "ask", f"is a contact seen in output of {where}, not yet approved", (
-                origin.as_dict()
-            )
+            why = untrusted or f"is a contact seen in output of {where}, not yet approved"
+            return "ask", why, origin.as_dict()
         assert origin.provenance == FREE_TEXT
+        if origin.matched == LINK_HOST and not LINK_TAINTS_HOST:
+            return "ask", (f"is on the host of a link found in untrusted text in output of "
+                           f"{where}"), origin.as_dict()
         return "deny", f"came from untrusted text in output of {where}", origin.as_dict()
 
     def _trusted_in_db(self, tool: str, dest: str) -> bool:
@@ -562,21 +596,83 @@ def _load_layers(
     return load_packs(), [load_policy(p) for p in paths], paths
 
 
-def _verbatim_url(raw: str, origin: dict[str, Any] | None) -> bool:
-    from urllib.parse import urlsplit
+def _verbatim_url(raw: str, dest: Destination, origin: dict[str, Any] | None) -> bool:
+    """Is the destination exactly a link seen in untrusted text (no added path or query), and
+    is its host written plainly? An IP as a number (`http://167837955/`) or an encoded host is
+    a disguise, not a visit."""
+    if not (origin is not None and origin.get("matched") == VALUE
+            and dest.kind in ("url", "host", "ip") and not dest.has_query
+            and dest.key == origin.get("value") and dest.site is not None):
+        return False
+    written = raw.strip().split("://", 1)[-1]
+    host = re.split(r"[/?#]", written, maxsplit=1)[0].casefold().rstrip(".")
+    return host.removeprefix("www.") == dest.site.removeprefix("www.")
 
-    if origin is None or origin.get("matched") != "value" or destination_kind(raw) not in (
-        "url", "host"
-    ):
-        return False
-    text = raw.strip()
-    try:
-        parts = urlsplit(text if "://" in text else f"http://{text}")
-    except ValueError:
-        return False
-    return not parts.query and not parts.fragment and (
-        normalize_destination(text) == origin.get("value")
-    )
+
+def _keys(path: str) -> list[str]:
+    """The argument names along a leaf's path: 'headers.Bcc' -> ['headers', 'Bcc']."""
+    return [k for k in re.split(r"\.|\[\d+\]", path) if k]
+
+
+def _last_key(path: str) -> str:
+    keys = _keys(path)
+    return keys[-1] if keys else path
+
+
+def _names_a_sink(path: str) -> bool:
+    return any(heuristics.is_sink_name(k) for k in _keys(path))
+
+
+def _header_injection(args: dict[str, Any]) -> str | None:
+    """The first header-like argument (a recipient, the subject, any entry of a header map)
+    that holds CR or LF, or None."""
+    for path, leaf in _leaves(args, ""):
+        if "\r" not in leaf and "\n" not in leaf:
+            continue
+        keys = _keys(path)
+        if any(heuristics.is_header_name(k) or heuristics.is_sink_name(k) for k in keys) or any(
+            k.casefold() in ("headers", "header") for k in keys[:-1]
+        ):
+            return path
+    for key in _header_keys(args):
+        if "\r" in key or "\n" in key or ":" in key:
+            return key
+    return None
+
+
+def _header_keys(value: Any) -> Iterator[str]:
+    """Keys of header maps (`headers: {...}`) anywhere in the arguments."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if str(key).casefold() in ("headers", "header") and isinstance(item, dict):
+                yield from (str(k) for k in item)
+            yield from _header_keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _header_keys(item)
+
+
+def _path_values(
+    declared: tuple[str, ...], sinks: tuple[str, ...], args: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """Every path-like argument: the declared path parameters, any other argument whose name
+    says path/file/dir, and any string that is a file: URI or starts like a path (sinks
+    excepted: their values are destinations)."""
+    for param in declared:
+        for path, leaf in _leaves(_dig(args, param), param):
+            yield path, leaf
+    skip = {p.split(".", 1)[0] for p in (*declared, *sinks)}
+    for path, leaf in _leaves({k: v for k, v in args.items() if k not in skip}, ""):
+        if "://" in leaf and not leaf.casefold().startswith("file:"):
+            continue  # a URL, not a path
+        keys = _keys(path)
+        if any(heuristics.is_path_name(k, leaf) for k in keys) or (
+            # By shape only where nothing says which arguments are paths, and never inside
+            # content (a file's text may quote any path).
+            not declared and confine.looks_like_path(leaf)
+            and not any(heuristics.is_content_name(k) for k in keys)
+        ):
+            yield path, leaf
 
 
 def _dig(args: dict[str, Any], dotted: str) -> Any:

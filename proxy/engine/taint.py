@@ -17,13 +17,17 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from proxy.engine.destinations import (
+    EMAIL,
+    HOST,
+    URL,
+    URL_HOST,
+    Destination,
     destination_kind,
     extract_destinations,
-    host_of,
     normalize_destination,
 )
 
@@ -31,6 +35,13 @@ Write = Callable[[str, tuple[Any, ...]], None]
 
 STRUCTURED = "structured"
 FREE_TEXT = "free_text"
+
+# How a destination matched a sighting, most specific first.
+VALUE = "value"  # the same destination, however it was written
+PATH = "path"  # a URL under a URL that was seen (`evil.example/collect/SECRET`)
+HOST_SEEN = "host"  # a URL on a host that was itself seen bare (`evil.example`, an IP)
+LINK_HOST = "link_host"  # a URL on the host of a URL that was seen, on another path
+SUBSTRING = "substring"  # found inside text seen this session
 
 # Keys whose (short) values name a party even when they are not address-shaped ("Alice").
 CONTACT_KEYS = frozenset(
@@ -218,7 +229,8 @@ class Origin:
     session_id: str | None
     ts: float
     provenance: str
-    matched: str = "value"  # or "substring": found inside text seen this session
+    matched: str = VALUE  # see VALUE, PATH, HOST_SEEN, LINK_HOST, SUBSTRING
+    kind: str = ""  # of the sighting; URL_HOST for the host of a link
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +241,7 @@ class Origin:
             "ts": self.ts,
             "provenance": self.provenance,
             "matched": self.matched,
+            "kind": self.kind,
         }
 
 
@@ -252,20 +265,21 @@ class TaintLog:
         now = time.time()
         shared = 0
         for s in seen:
-            known = self._memory.setdefault(s.value, {})
-            if s.provenance in known:
-                continue
-            known[s.provenance] = Origin(
-                s.value, self.server, tool, self.session_id, now, s.provenance
-            )
-            shared += 1
-            if shared > MAX_SHARED_PER_RESULT:
-                continue  # a data dump: this session still knows every value
-            self._write(
-                "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (s.value, s.kind, s.provenance, self.server, tool, self.session_id, now),
-            )
+            for value, kind in aliases(s.value, s.kind):
+                known = self._memory.setdefault(value, {})
+                slot = f"{s.provenance}:{kind == URL_HOST}"
+                if slot in known:
+                    continue
+                known[slot] = Origin(value, self.server, tool, self.session_id, now,
+                                     s.provenance, kind=kind)
+                shared += 1
+                if shared > MAX_SHARED_PER_RESULT:
+                    continue  # a data dump: this session still knows every value
+                self._write(
+                    "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (value, kind, s.provenance, self.server, tool, self.session_id, now),
+                )
         for text in texts:
             self._add_text(tool, now, text.casefold())
 
@@ -282,33 +296,46 @@ class TaintLog:
             self._chunk_starts = [start - dropped for start in self._chunk_starts]
             self._size -= dropped
 
-    def lookup(self, value: str, shaped: bool) -> Origin | None:
-        """Where a normalised destination was seen; a structured sighting anywhere wins."""
-        keys = [value]
-        host = host_of(value)
-        if host is not None and host != value:
-            keys.append(host)
-        best: Origin | None = None
-        for key in keys:
+    def lookup(self, dest: Destination | str, shaped: bool = True) -> Origin | None:
+        """Where a destination was seen, by its most specific match (see `candidates`); at
+        one level a structured sighting anywhere wins."""
+        if isinstance(dest, str):
+            dest = Destination(dest, destination_kind(dest) or "other")
+        keys = candidates(dest)
+        hits: dict[tuple[str, str], list[Origin]] = {}
+        for key, how in keys:
             for origin in self._memory.get(key, {}).values():
-                if origin.provenance == STRUCTURED:
-                    return origin
-                best = best or origin
-        row = self._db.execute(
-            "SELECT value, server, tool, session_id, ts, provenance FROM taint "
+                hits.setdefault((key, how), []).append(origin)
+        rows = self._db.execute(
+            "SELECT value, server, tool, session_id, ts, provenance, kind FROM taint "
             f"WHERE value IN ({', '.join('?' * len(keys))}) "
-            "ORDER BY provenance = 'structured' DESC, ts LIMIT 1",
-            tuple(keys),
-        ).fetchone()
-        if row is not None and (row[5] == STRUCTURED or best is None):
-            return Origin(row[0], row[1], row[2], row[3], row[4], row[5])
-        if best is not None:
-            return best
+            "ORDER BY provenance = 'structured' DESC, ts LIMIT 200",
+            tuple(key for key, _how in keys),
+        ).fetchall()
+        for row in rows:
+            origin = Origin(row[0], row[1], row[2], row[3], row[4], row[5], kind=row[6] or "")
+            for key, how in keys:
+                if key == origin.value:
+                    hits.setdefault((key, how), []).append(origin)
+        for key, how in keys:
+            found = hits.get((key, how), [])
+            # Only a bare sighting of a host taints the whole host; a link on it is weaker
+            # evidence (LINK_HOST, decided by the engine).
+            direct = [o for o in found if o.kind != URL_HOST]
+            if direct:
+                found = direct
+            elif found:
+                how = LINK_HOST
+            if found:
+                best = next((o for o in found if o.provenance == STRUCTURED), found[0])
+                return replace(best, matched=how)
         # E-mail addresses are always extracted whole, so a substring hit on one could only be
         # the tail of a longer address: substrings are for hosts, handles, channels, numbers.
-        if not shaped or len(value) < 4 or _EMAIL_LIKE.fullmatch(value):
+        if not shaped or len(dest.key) < 4 or dest.kind == EMAIL or _EMAIL_LIKE.fullmatch(
+            dest.key
+        ):
             return None
-        return self._substring(value)
+        return self._substring(dest.key)
 
     def _substring(self, value: str) -> Origin | None:
         if not self._chunks:
@@ -321,5 +348,40 @@ class TaintLog:
         i = bisect.bisect_right(self._chunk_starts, at) - 1
         return Origin(
             value, self.server, self._chunk_tools[i], self.session_id, self._chunk_ts[i],
-            FREE_TEXT, "substring",
+            FREE_TEXT, SUBSTRING,
         )
+
+
+def aliases(value: str, kind: str) -> list[tuple[str, str]]:
+    """The taint rows one sighting makes: itself, the mailbox without its `+tag`, and for a
+    URL with a path its host (as LINK_HOST evidence)."""
+    out = [(value, kind)]
+    if kind == EMAIL and "@" in value:
+        local, _, domain = value.rpartition("@")
+        base = local.split("+", 1)[0]
+        if base and base != local:
+            out.append((f"{base}@{domain}", kind))
+    elif kind in (URL, HOST) and "/" in value and "://" not in value:
+        out.append((value.split("/", 1)[0], URL_HOST))
+    return out
+
+
+def candidates(dest: Destination) -> list[tuple[str, str]]:
+    """(key, how) to look up for a destination, most specific first."""
+    out = [(dest.key, VALUE)]
+    if dest.kind == EMAIL and dest.local is not None:
+        base = dest.local.split("+", 1)[0]
+        if base and base != dest.local:
+            out.append((f"{base}@{dest.host}", VALUE))
+    site = dest.site
+    if site is not None and dest.key.startswith(site):
+        path = dest.key[len(site):]
+        while "/" in path:
+            path = path.rsplit("/", 1)[0]
+            if path:
+                out.append((site + path, PATH))
+        if site != dest.key:
+            out.append((site, HOST_SEEN))
+        if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):
+            out.append((dest.host, HOST_SEEN))  # a host seen bare is tainted on every port
+    return out

@@ -1,8 +1,15 @@
 """Trusted-destination lists from packs and user policy.
 
-Entries are exact values (`alice@corp.com`), globs (`*@corp.com`, `*.corp.com`), hosts
-(`corp.com`: any URL on that host) or URL prefixes (`https://hooks.corp.com/services/`).
-Everything is compared in normalised form.
+Entries are exact values (`alice@corp.com`), globs, hosts (`corp.com`: any URL on that host)
+or URL prefixes (`https://hooks.corp.com/services/`). Every entry and every destination is
+parsed into the canonical model first (proxy/engine/destinations.py), so:
+- a glob with `@` (`*@corp.com`) matches the local part and the parsed domain of a mail
+  address, never a URL or a string that merely ends that way;
+- a glob without `@` (`*.corp.com`) matches a parsed host name (of a URL, a bare host or a
+  mail domain), never a path;
+- a prefix matches whole path segments after dot segments are resolved;
+- a destination marked untrusted (user info, backslash, invisible characters, a recipient
+  field that is not a clean list) matches nothing.
 """
 
 from __future__ import annotations
@@ -10,39 +17,98 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
-from proxy.engine.destinations import host_of, normalize_destination
+from proxy.engine.destinations import EMAIL, HOST, IP, URL, Destination, parse
+from proxy.engine.urls import canonical_host
+
+_WEB = (URL, HOST, IP)
 
 
 class TrustList:
     def __init__(self, entries: Iterable[str]) -> None:
         self._exact: dict[str, str] = {}
-        self._prefixes: list[tuple[str, str]] = []
-        self._globs: list[tuple[str, str]] = []
+        self._prefixes: list[tuple[str, str, str]] = []  # (site, path, entry)
+        self._mail_globs: list[tuple[str, str, str]] = []  # (local glob, domain glob, entry)
+        self._host_globs: list[tuple[str, str | None, str]] = []  # (host, path glob, entry)
+        self._globs: list[tuple[str, str]] = []  # other kinds: the whole key
         for entry in entries:
-            if any(ch in entry for ch in "*?["):
-                self._globs.append((entry.strip().casefold().removeprefix("mailto:"), entry))
+            text = entry.strip()
+            if any(ch in text for ch in "*?["):
+                self._add_glob(text, entry)
                 continue
-            norm = normalize_destination(entry)
-            if not norm:
-                continue
-            self._exact[norm] = entry
-            if host_of(norm) is not None:
-                self._prefixes.append((norm.rstrip("/") + "/", entry))
+            for dest in parse(text):
+                if dest.untrusted:
+                    continue  # an entry that does not parse cleanly vouches for nothing
+                self._exact[dest.key] = entry
+                if dest.kind in _WEB and dest.site is not None:
+                    self._prefixes.append((dest.site, dest.key[len(dest.site):], entry))
 
-    def match(self, destination: str) -> str | None:
-        """The entry that vouches for a normalised destination, or None."""
-        if destination in self._exact:
-            return self._exact[destination]
-        for prefix, entry in self._prefixes:
-            if destination.startswith(prefix):
-                return entry
+    def _add_glob(self, text: str, entry: str) -> None:
+        low = text.casefold().removeprefix("mailto:")
+        if "://" in low:
+            low = low.split("://", 1)[1]
+            host, _, path = low.partition("/")
+            self._host_globs.append((_glob_host(host), "/" + path if path else None, entry))
+        elif "@" in low:
+            local, _, domain = low.rpartition("@")
+            self._mail_globs.append((local, _glob_host(domain), entry))
+        elif "." in low and not low.startswith(("#", "@")):
+            host, _, path = low.partition("/")
+            self._host_globs.append((_glob_host(host), "/" + path if path else None, entry))
+        else:
+            self._globs.append((low, entry))
+
+    def match(self, dest: Destination | str) -> str | None:
+        """The entry that vouches for a destination, or None."""
+        if isinstance(dest, str):
+            found = parse(dest)
+            if len(found) != 1:
+                return None
+            dest = found[0]
+        if dest.untrusted or dest.injection:
+            return None
+        if dest.key in self._exact:
+            return self._exact[dest.key]
+        if dest.kind in _WEB:
+            site = dest.site or ""
+            path = dest.key[len(site):]
+            for p_site, p_path, entry in self._prefixes:
+                if site == p_site and (not p_path or path == p_path or path.startswith(
+                    p_path + "/"
+                )):
+                    return entry
+            for host_glob, path_glob, entry in self._host_globs:
+                if dest.host is not None and fnmatch.fnmatchcase(dest.host, host_glob) and (
+                    path_glob is None or fnmatch.fnmatchcase(dest.path or "/", path_glob)
+                ):
+                    return entry
+            return None
+        if dest.kind == EMAIL and dest.local is not None and dest.host is not None:
+            for local_glob, domain_glob, entry in self._mail_globs:
+                if fnmatch.fnmatchcase(dest.local, local_glob) and fnmatch.fnmatchcase(
+                    dest.host, domain_glob
+                ):
+                    return entry
+            for host_glob, path_glob, entry in self._host_globs:
+                if path_glob is None and fnmatch.fnmatchcase(dest.host, host_glob):
+                    return entry
+            return None
         for pattern, entry in self._globs:
-            if fnmatch.fnmatchcase(destination, pattern):
-                return entry
-            host = host_of(destination)
-            if host is not None and fnmatch.fnmatchcase(host, pattern):
+            if fnmatch.fnmatchcase(dest.key, pattern):
                 return entry
         return None
 
     def __bool__(self) -> bool:
-        return bool(self._exact or self._globs)
+        return bool(self._exact or self._globs or self._mail_globs or self._host_globs)
+
+
+def _glob_host(pattern: str) -> str:
+    """The literal labels of a host glob in canonical (IDNA) form: `*.Bücher.de.` matches
+    `shop.xn--bcher-kva.de`."""
+    labels = pattern.rstrip(".").split(".")
+    out = []
+    for label in labels:
+        if any(ch in label for ch in "*?[") or label.isascii():
+            out.append(label.casefold())
+        else:
+            out.append(canonical_host(label) or label)
+    return ".".join(out)
