@@ -1,0 +1,43 @@
+"""Tool names that a model (or a human skimming a list) would read as the same name.
+
+`fold_name` maps a name to a key: NFKC, without invisible characters and accents, Cyrillic and
+Greek look-alikes read as Latin (proxy.detector.confusables), case folded, separators dropped
+and the letters that pass for one another in common fonts (l, I, 1, |; o, 0; rn, m; vv, w)
+merged. Two different names with one key impersonate each other: `Send_Email`, `send-email`,
+`send_emaіl` (Cyrillic і), `ｓｅｎｄ_email` and `send_emai1` all fold to the key of `send_email`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from proxy.detector.confusables import FOLD
+
+# Categories that change nothing a reader sees: format (zero-width, bidi), controls, and the
+# combining marks left after NFD (accents on a Latin base letter).
+_DROP = frozenset(("Cf", "Cc", "Mn", "Me"))
+_SEPARATORS = re.compile(r"[\W_]+")
+_ALIKE = str.maketrans({"1": "l", "i": "l", "|": "l", "!": "l", "0": "o"})
+_PAIRS = (("rn", "m"), ("vv", "w"))
+
+
+def fold_name(name: str) -> str:
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(c for c in unicodedata.normalize("NFD", text)
+                   if unicodedata.category(c) not in _DROP)
+    text = text.translate(FOLD).casefold().translate(FOLD)
+    text = _SEPARATORS.sub("", text).translate(_ALIKE)
+    for pair, letter in _PAIRS:
+        text = text.replace(pair, letter)
+    return text
+
+
+def is_plain(name: str) -> bool:
+    """Printable ASCII: such a name differs from another only in ways a reader can see."""
+    return name.isascii() and name.isprintable()
+
+
+def shown(name: str) -> str:
+    """The name with every character outside printable ASCII written as an escape."""
+    return name if is_plain(name) else name.encode("ascii", "backslashreplace").decode()
