@@ -385,8 +385,20 @@ async def test_pins_of_the_old_format_migrate_without_a_question(world: World) -
 LOOKALIKES = {
     "case": "Send_Email",
     "cyrillic-i": "send_ema\u0456l",
-    "cyrillic-e-and-o": "s\u0435nd_email",
+    "cyrillic-e": "s\u0435nd_email",
     "greek-alpha": "send_em\u03b1il",
+    "hyphen": "send-email",
+    "camel": "sendEmail",
+    "double-underscore": "send__email",
+    "fullwidth": "\uff53\uff45\uff4e\uff44_email",
+    "digit-one": "send_emai1",
+    "capital-i-for-l": "send_emaIl",
+    "zero-width": "send\u200b_email",
+    "bidi-mark": "send_email\u200e",
+    "accent": "s\u00e9nd_email",
+    "combining-accent": "se\u0301nd_email",
+    "math-bold": "\U0001d42c\U0001d41e\U0001d427\U0001d41d_email",
+    "dotless-i": "send_ema\u0131l",
 }
 
 
