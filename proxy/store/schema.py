@@ -6,6 +6,7 @@ Every connection (proxy, CLI, app) goes through `connect()` so pragmas are the s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -223,10 +224,8 @@ def create_private(db: Path) -> None:
     if parent == paths.data_dir():
         # Only Gatewatch's own directory: a --db in /tmp must not chmod /tmp.
         _tighten(parent, DIR_MODE)
-    try:
+    with contextlib.suppress(FileExistsError):
         os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE))
-    except FileExistsError:
-        pass
     tighten_files(db)
 
 
