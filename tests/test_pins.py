@@ -116,3 +116,20 @@ def test_shown_escapes_what_cannot_be_seen() -> None:
     assert shown("send_email") == "send_email"
     assert shown("send_ema\u0456l") == "send_ema\\u0456l"
     assert shown("send\u200b_email") == "send\\u200b_email"
+
+
+def test_the_app_offers_forever_for_a_pin_and_names_an_impersonation() -> None:
+    from app.questions import Question
+    from app.wording import headline
+
+    base = {"type": "ask", "ask_id": "1", "server": "mail", "tool": "send_ema\u0456l",
+            "destination": None, "contract": "pinning"}
+    q = Question.from_message({**base, "remember_choices": ["once", "session", "forever"],
+                               "detail": {"pin": "impersonation",
+                                          "impersonates": "mail.send_email"}}, now=0)
+    assert q.remember_choices == ("once", "session", "forever")
+    assert headline(q) == ("send_ema\\u0456l on mail looks like mail.send_email: "
+                           "it may impersonate it")
+    other = Question.from_message({**base, "contract": "constraint",
+                                   "remember_choices": ["once", "session", "forever"]}, now=0)
+    assert other.remember_choices == ("once", "session")  # nothing to keep for good
