@@ -246,6 +246,8 @@ class Engine:
 
     def _pin_granted(self, tool: str, arguments: dict[str, Any]) -> bool:
         """A once (this very call) or session approval of the version in force now."""
+        if tool not in self._pin_once and tool not in self._pin_session:
+            return False
         version = self._pin_version(tool)
         key = version.digest if version is not None else ""
         once = self._pin_once.get(tool)

@@ -9,6 +9,7 @@ merged. Two different names with one key impersonate each other: `Send_Email`, `
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -22,6 +23,7 @@ _ALIKE = str.maketrans({"1": "l", "i": "l", "|": "l", "!": "l", "0": "o"})
 _PAIRS = (("rn", "m"), ("vv", "w"))
 
 
+@functools.lru_cache(maxsize=4096)  # a first listing compares every name with every other
 def fold_name(name: str) -> str:
     text = unicodedata.normalize("NFKC", name)
     text = "".join(c for c in unicodedata.normalize("NFD", text)

@@ -16,6 +16,7 @@ first sight, as a first listing is); any difference in them is a change, asked a
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import sqlite3
@@ -63,7 +64,7 @@ class ToolVersion:
             annotations=_canonical(extra),
         )
 
-    @property
+    @functools.cached_property  # asked on every call; the fields never change
     def digest(self) -> str:
         text = "\x1f".join((self.name, self.description, self.input_schema, self.annotations))
         return FORMAT + hashlib.sha256(text.encode()).hexdigest()
