@@ -171,3 +171,12 @@ async def test_a_stale_socket_is_still_replaced_by_the_socket_server() -> None:
 def test_nothing_there_serves_normally(approvers: list[Approver]) -> None:
     serve(approvers, "--auto", "allow")
     assert existing_socket(secure_socket_dir())
+
+
+def test_doctor_names_what_squats_the_socket_path(elsewhere: Path) -> None:
+    path = secure_socket_dir()
+    directory(path, elsewhere)
+    done = subprocess.run([*GATEWATCH, "doctor"], env=child_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert f"{path} is a directory, not a socket" in done.stdout + done.stderr
+    assert (path / "inside.txt").read_text() == "keep me"
