@@ -168,7 +168,7 @@ class Engine:
             flagged = self._scan_description(version)
             # A look-alike of another tool is never trusted unseen, not even in a first listing.
             if self._tofu and pin is None and not flagged and (
-                self._pins.lookalike(name, versions) is None
+                self._pins.lookalike(version, versions) is None
             ):
                 self._pins.approve(version)
             else:
@@ -355,15 +355,16 @@ class Engine:
         detail: dict[str, Any] = {"pin": "changed" if old is not None else "new",
                                   "diff": diff(old, new), "digest": new.digest,
                                   "fields": changed_fields(old, new)}
-        twin = self._pins.lookalike(tool, self._listed or ()) if old is None else None
+        twin = self._pins.lookalike(new, self._listed) if old is None else None
         if twin is not None:
             other, server = twin
             where = f"{server}.{other}" if server else f"{self.server}.{other}"
             detail.update(pin="impersonation", impersonates=where)
             return Decision(
                 "ask", "pinning",
-                f"{self.server}.{shown(tool)} looks like the tool {where} (the names differ only "
-                "in case, separators or look-alike characters): it may impersonate it",
+                f"{self.server}.{shown(tool)} looks like the tool {where} (the names or titles "
+                "differ only in case, separators or look-alike characters): it may impersonate "
+                "it",
                 detail=detail,
             )
         what = "changed since it was approved" if old is not None else "new since first approval"

@@ -21,7 +21,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,14 @@ class ToolVersion:
     def digest(self) -> str:
         text = "\x1f".join((self.name, self.description, self.input_schema, self.annotations))
         return FORMAT + hashlib.sha256(text.encode()).hexdigest()
+
+    def fold_keys(self) -> frozenset[str]:
+        """The look-alike keys of what a reader takes for the tool's name: name and title."""
+        from proxy.engine.lookalike import fold_name
+
+        title = json.loads(self.annotations or "{}").get("title")
+        names = [self.name, title] if isinstance(title, str) and title.strip() else [self.name]
+        return frozenset(fold_name(n) for n in names)
 
     def legacy_view(self) -> ToolVersion:
         """This version as a pin written before v2 would have stored it."""
@@ -161,26 +169,30 @@ class PinStore:
             return True
         return False
 
-    def lookalike(self, name: str, listed: Iterable[str] = ()) -> tuple[str, str | None] | None:
-        """(other name, its server or None for this one) when `name` folds to the key of a
-        different tool: an approved pin of this server, another name in this listing, or —
-        for a name that is not plain ASCII — an approved tool of any other server."""
+    def lookalike(
+        self, version: ToolVersion, listed: Mapping[str, ToolVersion] | None = None
+    ) -> tuple[str, str | None] | None:
+        """(other name, its server or None for this one) when the name or title of `version`
+        folds to the key of a different tool's name or title: an approved pin of this server,
+        another tool of this listing, or — for a name that is not plain ASCII — an approved
+        tool of any other server (names only)."""
         from proxy.engine.lookalike import fold_name, is_plain
 
-        key = fold_name(name)
-        approved = [t for t, pin in self.pins.items() if pin.status == APPROVED]
-        for other in [*approved, *listed]:
-            if other != name and fold_name(other) == key:
-                return other, None
-        if is_plain(name):
+        keys = version.fold_keys()
+        others = [pin.approved for pin in self.pins.values()
+                  if pin.status == APPROVED and pin.approved is not None]
+        for other in [*others, *(listed or {}).values()]:
+            if other.name != version.name and keys & other.fold_keys():
+                return other.name, None
+        if is_plain(version.name):
             return None  # case or separators alone between two servers is ordinary
         rows = self._db.execute(
             "SELECT DISTINCT server, tool FROM pins WHERE status = 'approved' AND server != ?",
             (self.server,),
         ).fetchall()
-        for server, other in rows:
-            if other != name and fold_name(other) == key:
-                return other, server
+        for server, name in rows:
+            if name != version.name and fold_name(name) == fold_name(version.name):
+                return name, server
         return None
 
     def approve(self, version: ToolVersion) -> None:
