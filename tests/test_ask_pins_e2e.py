@@ -282,19 +282,24 @@ async def test_a_change_after_the_approval_is_asked_again(world: World) -> None:
     assert len(elicit.asked) == 2 and "bcc everyone" not in elicit.asked[0]
 
 
+@pytest.mark.parametrize("remember", ["session", "forever"])
 async def test_the_app_approves_the_pin_and_the_sink_gate_still_denies(
-    world: World, approvers: list[Approver]
+    world: World, approvers: list[Approver], remember: str
 ) -> None:
     await first_session(world)
+    before = world.pins()["send_email"][1]
     world.list(reworded())
-    approver = serve(approvers, "--auto", "allow", "--remember", "forever")
+    approver = serve(approvers, "--auto", "allow", "--remember", remember)
     async with session(world) as client:
         await call(client, "read_inbox", {})
-        assert (await call(client, "send_email", mail(PLANTED)))[0]
+        for _ in range(2):
+            is_error, text = await call(client, "send_email", mail(PLANTED))
+            assert is_error and "untrusted text" in text
         assert not (await call(client, "send_email", mail(TRUSTED)))[0]
     assert len(approver.wait_for("ask ")) == 1  # only the tool change was put to the human
     assert [m["arguments"]["to"] for m in world.sent()] == [[TRUSTED]]
-    assert world.pins()["send_email"][1].startswith("v2:")
+    stored = world.pins()["send_email"][1]
+    assert (stored != before) is (remember == "forever")
 
 
 # -- every field the model sees is pinned ----------------------------------------------------
