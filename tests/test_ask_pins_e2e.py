@@ -404,6 +404,9 @@ LOOKALIKES = {
     "combining-accent": "se\u0301nd_email",
     "math-bold": "\U0001d42c\U0001d41e\U0001d427\U0001d41d_email",
     "dotless-i": "send_ema\u0131l",
+    "small-capital-s": "\ua731end_email",  # not in the confusables table
+    "cherokee-s": "\u13daend_email",
+    "runic-l": "send_ema\u16c1l",
 }
 
 

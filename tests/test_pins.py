@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from proxy.engine import Engine
-from proxy.engine.lookalike import fold_name, shown
+from proxy.engine.lookalike import alike, fold_name, shown
 from proxy.engine.pinning import ToolVersion, changed_fields
 from proxy.store.schema import connect
 from tests.test_engine import MAIL_TOOLS, make
@@ -110,6 +110,22 @@ def test_lookalikes_fold_to_one_key(name: str) -> None:
                                   "resend_email", "email_send"])
 def test_different_names_stay_different(name: str) -> None:
     assert fold_name(name) != fold_name("send_email")
+
+
+@pytest.mark.parametrize("name", ["\ua731end_email", "\u13daend_email", "send_ema\u16c1l",
+                                  "send_emai\u0285"])
+def test_lookalikes_the_table_does_not_know_are_alike(name: str) -> None:
+    assert alike(fold_name(name), fold_name("send_email"))
+
+
+@pytest.mark.parametrize(("one", "two"), [
+    ("\u53d1\u9001\u90ae\u4ef6", "\u5220\u9664\u90ae\u4ef6"),  # two Chinese names
+    ("\u043e\u0442\u043f\u0440\u0430\u0432\u0438\u0442\u044c",
+     "\u0443\u0434\u0430\u043b\u0438\u0442\u044c\u0441\u044f"),  # two Russian ones
+    ("get_user", "get_uses"), ("read_file", "read_fila"), ("send_email", "send_\u00e9mails"),
+])
+def test_different_names_are_not_alike(one: str, two: str) -> None:
+    assert not alike(fold_name(one), fold_name(two))
 
 
 def test_shown_escapes_what_cannot_be_seen() -> None:

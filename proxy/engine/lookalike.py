@@ -5,6 +5,8 @@ Greek look-alikes read as Latin (proxy.detector.confusables), case folded, separ
 and the letters that pass for one another in common fonts (l, I, 1, |; o, 0; rn, m; vv, w)
 merged. Two different names with one key impersonate each other: `Send_Email`, `send-email`,
 `send_emaіl` (Cyrillic і), `ｓｅｎｄ_email` and `send_emai1` all fold to the key of `send_email`.
+Keys that differ only where one has a letter of another script are alike too (`alike`), so a
+look-alike the table does not know still counts.
 """
 
 from __future__ import annotations
@@ -33,6 +35,21 @@ def fold_name(name: str) -> str:
     for pair, letter in _PAIRS:
         text = text.replace(pair, letter)
     return text
+
+
+def alike(key: str, other: str) -> bool:
+    """Two fold keys a reader cannot tell apart: equal, or equal but for a few letters outside
+    ASCII standing where the other has an ASCII one (a look-alike of any script, listed in the
+    table or not: `ꜱend_email` with a small-capital s). Two names in another script that
+    differ are not alike: there one letter differs from another, as in any language."""
+    if key == other:
+        return True
+    if len(key) != len(other):
+        return False
+    swapped = [(a, b) for a, b in zip(key, other, strict=True) if a != b]
+    return len(swapped) <= max(1, len(key) // 4) and all(
+        a.isascii() != b.isascii() for a, b in swapped
+    )
 
 
 def is_plain(name: str) -> bool:

@@ -176,13 +176,15 @@ class PinStore:
         folds to the key of a different tool's name or title: an approved pin of this server,
         another tool of this listing, or — for a name that is not plain ASCII — an approved
         tool of any other server (names only)."""
-        from proxy.engine.lookalike import fold_name, is_plain
+        from proxy.engine.lookalike import alike, fold_name, is_plain
 
         keys = version.fold_keys()
         others = [pin.approved for pin in self.pins.values()
                   if pin.status == APPROVED and pin.approved is not None]
         for other in [*others, *(listed or {}).values()]:
-            if other.name != version.name and keys & other.fold_keys():
+            if other.name != version.name and any(
+                alike(a, b) for a in keys for b in other.fold_keys()
+            ):
                 return other.name, None
         if is_plain(version.name):
             return None  # case or separators alone between two servers is ordinary
@@ -191,7 +193,7 @@ class PinStore:
             (self.server,),
         ).fetchall()
         for server, name in rows:
-            if name != version.name and fold_name(name) == fold_name(version.name):
+            if name != version.name and alike(fold_name(name), fold_name(version.name)):
                 return name, server
         return None
 
