@@ -117,7 +117,9 @@ def _reload(message: dict[str, Any], relay: Relay, chain: AskChain, engine: Any)
 def ask_handler(
     relay: Relay, chain: AskChain, engine: Any = None
 ) -> Callable[[HeldCall], Awaitable[None]]:
-    """`engine.remember(tool, destination)` is told about session grants, if given."""
+    """The coroutine that settles a held call. With an `engine`, a tool approval is stored
+    through `engine.approve_tool` and the call is decided again (so a pin approval never
+    approves a destination); `engine.remember(tool, destination)` is told of session grants."""
 
     async def settle(held: HeldCall) -> None:
         req = ask_request(held, relay.session.client_info)
@@ -167,8 +169,9 @@ async def _approve_tool(
     if not engine.approve_tool(req.tool, outcome.remember or "once",
                                digest if isinstance(digest, str) else None, held.arguments):
         return None
-    await relay.record(_event("gw", "decision", req, outcome, "allow", _detail(req, outcome)))
+    # Decided before any await: a once approval must not be taken by another call meanwhile.
     verdict: Verdict = relay.gate.decide(held.tool, held.arguments)
+    await relay.record(_event("gw", "decision", req, outcome, "allow", _detail(req, outcome)))
     await relay.record(AuditEvent(
         "gw", "decision", method="tools/call", rpc_id=jsonrpc.id_text(req.rpc_id),
         tool=req.tool, verdict=verdict.verdict, contract=verdict.contract,
