@@ -174,6 +174,26 @@ async def test_pin_approval_then_planted_send_is_still_denied(world: World,
     assert verdicts[1][2].startswith("after the tool approval:")
 
 
+async def test_approving_a_new_sending_tool_does_not_approve_its_planted_recipient(
+    world: World,
+) -> None:
+    """A tool that appears later (no pack names it) is approved as a tool; what it sends to is
+    still the sink gate's to judge."""
+    await first_session(world)
+    forward = {"name": "forward_mail", "description": "Forward a mail to someone.",
+               "inputSchema": {"type": "object", "properties": {
+                   "to": {"type": "string"}, "body": {"type": "string"}}}}
+    world.list([*TOOLS, forward])
+    elicit = Elicitor(allow("forever"))
+    async with session(world, elicit) as client:
+        await call(client, "read_inbox", {})
+        is_error, text = await call(client, "forward_mail", {"to": PLANTED, "body": "Q3"})
+        assert is_error and "untrusted text" in text
+    assert len(elicit.asked) == 1 and "new since first approval" in elicit.asked[0]
+    assert world.sent() == []
+    assert world.pins()["forward_mail"][0] == "approved"
+
+
 async def test_session_pin_approval_does_not_let_later_planted_sends_through(
     world: World,
 ) -> None:
