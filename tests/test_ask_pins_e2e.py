@@ -247,6 +247,23 @@ async def test_pin_approval_then_over_budget_is_denied(world: World, gw_home: Pa
     assert len(world.sent()) == 1 and len(elicit.asked) == 1
 
 
+async def test_pin_approval_then_argument_constraint_still_denies(world: World,
+                                                                  gw_home: Path) -> None:
+    (gw_home / "config" / "policy.yaml").write_text(
+        POLICY + "    tools:\n      send_email:\n"
+        "        arg_patterns: {subject: '[A-Za-z0-9 ]+'}\n")
+    await first_session(world)
+    world.list(reworded())
+    elicit = Elicitor(allow("session"))
+    async with session(world, elicit) as client:
+        bad = {**mail(TRUSTED), "subject": "Q3\r\nBcc: attacker@evil.example"}
+        is_error, text = await call(client, "send_email", bad)
+        assert is_error and "does not match the pattern" in text
+        assert not (await call(client, "send_email", mail(TRUSTED)))[0]  # benign: goes out
+    assert [m["arguments"]["subject"] for m in world.sent()] == ["Q3"]
+    assert len(elicit.asked) == 1
+
+
 async def test_once_asks_the_pin_again_on_the_next_call(world: World) -> None:
     await first_session(world)
     world.list(reworded())
