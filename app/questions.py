@@ -49,8 +49,9 @@ class Question:
             "once", "session")
         choices = tuple(c for c in offered if isinstance(c, str)) if isinstance(offered, list) \
             else default
-        if not isinstance(destination, str):
-            choices = tuple(c for c in choices if c != "forever")  # a grant needs a destination
+        if not isinstance(destination, str) and msg.get("contract") != "pinning":
+            # A grant needs a destination; a tool approval is stored as a pin by the proxy.
+            choices = tuple(c for c in choices if c != "forever")
         deadline = msg.get("deadline_s")
         created = msg.get("created_at")
         return cls(

@@ -29,18 +29,19 @@ def prepare() -> Path | None:
 
 
 def someone_serves(timeout_s: float = 1.0) -> bool:
-    """True when a live server accepts on the socket; a stale file (from a crash) is removed."""
+    """True when a live server accepts on the socket; a stale socket (from a crash) is removed.
+    Anything at the path that is not a socket raises address.NotASocket and is left alone."""
     if sys.platform == "win32":
         return Path(rf"\\.\pipe\{server_name()}").exists()
     path = address.socket_path()
-    if not path.exists():
+    if not address.existing_socket(path):
         return False
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(timeout_s)
     try:
         probe.connect(str(path))
     except (ConnectionRefusedError, FileNotFoundError):
-        path.unlink(missing_ok=True)
+        address.remove_stale_socket(path)
         return False
     except TimeoutError:
         return True  # too busy to accept is still a server

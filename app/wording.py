@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from app.questions import Question
+from proxy.engine.lookalike import shown
 
 CONTRACTS = {
     "sink_gate": "it sends data to a destination you have not trusted yet",
@@ -32,6 +33,9 @@ def headline(q: Question) -> str:
     if q.destination:
         return f"{q.tool} on {q.server} wants to send to {q.destination}"
     pin = (q.detail or {}).get("pin")
+    if pin == "impersonation":
+        other = (q.detail or {}).get("impersonates") or "another tool"
+        return f"{shown(q.tool)} on {q.server} looks like {other}: it may impersonate it"
     if pin == "new":
         return f"{q.tool} on {q.server} is a new tool you have not approved"
     if pin == "unlisted":

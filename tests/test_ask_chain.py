@@ -255,19 +255,29 @@ async def test_cancelled_call_withdraws_the_app_question(db: Any, app: Any) -> N
     assert next(m for k, m in seen if k == "cancel")["reason"] == "cancelled"
 
 
-async def test_forever_without_destination_is_only_a_session_grant(db: Any, app: Any) -> None:
+async def test_a_pin_approval_is_kept_by_the_engine_not_the_chain(db: Any, app: Any) -> None:
     link, _ = await app(answer(True, "forever"))
     changed = AskRequest("search", {"q": "x"}, None, "pinning", "tool changed",
-                         detail={"diff": "-old\n+new"})
+                         detail={"diff": "-old\n+new", "digest": "v2:abc"})
     c = chain(db, app_link=link)
     outcome = await c.resolve(changed, FakeChannel(modes=()))
-    assert (outcome.allow, outcome.remember, outcome.grant_id) == (True, "session", None)
+    # Forever is offered and kept for the held-call code to store as a pin; no trust row.
+    assert (outcome.allow, outcome.remember, outcome.grant_id) == (True, "forever", None)
     assert trust_rows(db) == []
-    assert (await c.resolve(changed, FakeChannel(modes=()))).decided_by == "trust"
-    other_change = AskRequest("search", {"q": "x"}, None, "pinning", "tool changed",
-                              detail={"diff": "-new\n+evil"})
-    link2_outcome = await c.resolve(other_change, FakeChannel(modes=()))
-    assert link2_outcome.decided_by == "app"  # a different change is a new question
+    # The chain remembers nothing about tools: a remembered answer here would skip the
+    # contracts that run after pinning (the engine holds pin approvals instead).
+    assert (await c.resolve(changed, FakeChannel(modes=()))).decided_by == "app"
+
+
+async def test_forever_without_anything_to_store_is_only_a_session_answer(
+    db: Any, app: Any
+) -> None:
+    link, _ = await app(answer(True, "forever"))
+    unlisted = AskRequest("search", {"q": "x"}, None, "pinning", "not listed",
+                          detail={"pin": "unlisted", "digest": ""})
+    outcome = await chain(db, app_link=link).resolve(unlisted, FakeChannel(modes=()))
+    assert (outcome.allow, outcome.remember) == (True, "session")
+    assert trust_rows(db) == []
 
 
 # -- 2026-07-28 era ------------------------------------------------------------------------

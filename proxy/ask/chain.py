@@ -14,6 +14,7 @@ import itertools
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -22,7 +23,14 @@ from proxy.ask.channel import AskChannelError, AskChannelTimeout, ClientChannel
 from proxy.ask.form import elicitation_params, read_answer, remember_choices
 from proxy.ask.preview import arguments_preview
 from proxy.ask.request import AskRequest, DecidedBy, Outcome, Remember
-from proxy.ask.state import PREFIX, InvalidState, StateExpired, StateSealer, arguments_digest
+from proxy.ask.state import (
+    PREFIX,
+    InvalidState,
+    Sealed,
+    StateExpired,
+    StateSealer,
+    arguments_digest,
+)
 from proxy.ask.trust import TrustStore, normalize
 from proxy.settings import DEADLINE_MARGIN_S, Settings
 
@@ -30,6 +38,7 @@ if TYPE_CHECKING:
     from proxy.ipc.client import AppLink
 
 ERA_2026 = "2026-07-28"
+PINNING = "pinning"  # the contract of tool-change questions
 INPUT_KEY = "gatewatch_approval"  # our key in inputRequests / inputResponses
 RETRY_FIELDS = ("inputResponses", "requestState")
 # A channel that ignores its own timeout must not hold the call past the deadline.
@@ -98,7 +107,11 @@ class AskChain:
 
     # -- the chain -------------------------------------------------------------------------
 
-    async def resolve(self, req: AskRequest, channel: ClientChannel) -> Outcome:
+    async def resolve(
+        self, req: AskRequest, channel: ClientChannel, approved_pins: tuple[str, ...] = ()
+    ) -> Outcome:
+        """`approved_pins`: tool changes approved once earlier in this call, carried through a
+        2026-07-28 round trip."""
         remembered = self._remembered(req)
         if remembered is not None:
             return remembered
@@ -110,7 +123,7 @@ class AskChain:
             outcome: Outcome | None = None
             if step == "elicitation" and "form" in channel.elicitation_modes:
                 if channel.era == ERA_2026:
-                    return self._input_required(req)
+                    return self._input_required(req, approved_pins)
                 outcome = await self._elicit(req, channel, deadline)
             elif step == "app" and self._app_link is not None and self._app_link.connected:
                 outcome = await self._ask_app(req, channel, self._app_link, deadline)
@@ -132,18 +145,43 @@ class AskChain:
         `req` describes the retried call as the engine sees it now. The relay forwards
         `without_retry_fields(params)` on allow.
         """
+        outcome = self.answer_retry(req, self.open_retry(req, params))
+        if outcome is None:
+            return Outcome(False, "elicitation", "the answer was given to another question")
+        return outcome
+
+    def open_retry(self, req: AskRequest, params: dict[str, Any]) -> Retry:
+        """Check a retry's sealed state against this call (the state opens once)."""
         # Bound to what will be forwarded: the retried params, not only the engine's view.
         tool, arguments = params.get("name"), params.get("arguments") or {}
         if (tool, arguments) != (req.tool, req.arguments) or not isinstance(arguments, dict):
-            return Outcome(False, "elicitation", "the retried call does not match its request")
+            return Retry(Outcome(False, "elicitation",
+                                 "the retried call does not match its request"))
         try:
-            self._sealer.open(params.get("requestState"), req.tool, req.arguments)
+            sealed = self._sealer.open(params.get("requestState"), req.tool, req.arguments)
         except StateExpired as exc:
-            return Outcome(False, "timeout", str(exc))
+            return Retry(Outcome(False, "timeout", str(exc)))
         except InvalidState as exc:
-            return Outcome(False, "elicitation", f"refused the retried call: {exc}")
+            return Retry(Outcome(False, "elicitation", f"refused the retried call: {exc}"))
         responses = params.get("inputResponses")
-        answer = read_answer(responses.get(INPUT_KEY) if isinstance(responses, dict) else None, req)
+        answer = responses.get(INPUT_KEY) if isinstance(responses, dict) else None
+        return Retry(None, sealed, answer)
+
+    def answer_retry(self, req: AskRequest, retry: Retry) -> Outcome | None:
+        """The retry's answer to `req`; None when it holds none (already used for an earlier
+        question of this call, or given to a different question): then ask again."""
+        if retry.failure is not None:
+            return retry.failure
+        assert retry.sealed is not None
+        if req.contract == PINNING and req.detail.get("digest") in retry.sealed.approved_pins:
+            return Outcome(True, "elicitation", "the human approved this tool change earlier "
+                           "in this call", remember="once")
+        if retry.used:
+            return None
+        retry.used = True
+        if retry.sealed.question != question_key(req):
+            return None  # the engine asks something else now: that needs its own answer
+        answer = read_answer(retry.response, req)
         return self._decided(req, answer.allow, answer.remember, "elicitation", answer.reason)
 
     # -- steps -----------------------------------------------------------------------------
@@ -175,8 +213,9 @@ class AskChain:
             grant_id=grant_ids[0],
         )
 
-    def _input_required(self, req: AskRequest) -> Outcome:
-        token = self._sealer.seal(req.tool, req.arguments, ttl=self.settings.ask_timeout)
+    def _input_required(self, req: AskRequest, approved_pins: tuple[str, ...] = ()) -> Outcome:
+        token = self._sealer.seal(req.tool, req.arguments, ttl=self.settings.ask_timeout,
+                                  question=question_key(req), approved_pins=approved_pins)
         result = {
             "resultType": "input_required",
             "inputRequests": {
@@ -274,9 +313,11 @@ class AskChain:
         if remember == "forever" and scope == "once":
             scope = "session"  # nothing to store for good without a destination
         grant_id = None
-        if scope == "session":
+        if req.contract == PINNING:
+            pass  # a tool approval is the engine's to keep (see proxy.ask.held)
+        elif scope == "session":
             self._session_grants.update(_grant_keys(req))
-        elif scope == "forever":
+        elif scope == "forever" and req.destinations:
             expires_at = time.time() + expires_in_s if expires_in_s else None
             ids = [
                 self.trust.add(
@@ -319,8 +360,26 @@ def _grant_keys(req: AskRequest) -> list[tuple[str, ...]]:
 
 
 def _question_key(req: AskRequest) -> tuple[str, str]:
-    # No destination (e.g. a changed tool): the approval covers this exact question only.
+    # No destination: the approval covers this exact question only.
     return (req.contract, arguments_digest(req.detail))
+
+
+def question_key(req: AskRequest) -> str:
+    """What a sealed answer is an answer to: the contract, the tool version a pin question
+    shows, and the destinations a sink question names."""
+    return arguments_digest({"c": req.contract, "p": req.detail.get("pin"),
+                             "v": req.detail.get("digest"), "d": sorted(req.destinations)})
+
+
+@dataclass
+class Retry:
+    """An opened 2026-07-28 retry: a failure, or what the sealed state vouches for and the
+    client's answer (to be used for one question only)."""
+
+    failure: Outcome | None
+    sealed: Sealed | None = None
+    response: Any = None
+    used: bool = False
 
 
 def _rpc_text(rpc_id: Any) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from proxy.ask.preview import arguments_preview
 from proxy.ask.request import AskRequest, Remember
+from proxy.engine.lookalike import shown
 
 MESSAGE_LIMIT = 2000
 
@@ -30,17 +31,24 @@ class Answer:
 
 
 def remember_choices(req: AskRequest) -> list[Remember]:
-    # A grant is scoped to a destination; without one there is nothing to store for good.
-    return ["once", "session", "forever"] if req.destinations else ["once", "session"]
+    # A grant is scoped to a destination, a tool approval to the version shown (its digest);
+    # without either there is nothing to store for good.
+    lasting = req.destinations or (req.contract == "pinning" and req.detail.get("digest"))
+    return ["once", "session", "forever"] if lasting else ["once", "session"]
 
 
 def elicitation_params(server: str, req: AskRequest) -> dict[str, Any]:
     """`elicitation/create` params (form mode), the same in both protocol eras."""
     choices = remember_choices(req)
     target = f" to {', '.join(req.destinations)}" if req.destinations else ""
+    changed = req.detail.get("fields") if req.contract == "pinning" else None
+    what = f"Changed: {', '.join(map(str, changed))}\n" if isinstance(changed, list) else ""
+    if req.contract == "pinning":
+        what += "Approving the tool does not approve where this call sends data: that is " \
+                "checked next.\n"
     message = (
-        f"Gatewatch: allow {server} to run {req.tool}{target}?\n"
-        f"Why you are asked: {req.reason}\n"
+        f"Gatewatch: allow {server} to run {shown(req.tool)}{target}?\n"
+        f"Why you are asked: {req.reason}\n{what}"
         f"Arguments: {arguments_preview(req.arguments, limit=MESSAGE_LIMIT)}"
     )
     return {

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from proxy import jsonrpc
-from proxy.ask.chain import AskChain, Write, without_retry_fields
+from proxy.ask.chain import PINNING, AskChain, Retry, Write, without_retry_fields
 from proxy.ask.channel import AskChannelError, AskChannelTimeout, Era
 from proxy.ask.request import AskRequest, Outcome
 from proxy.audit import AuditEvent
@@ -22,9 +22,13 @@ from proxy.audit import AuditEvent
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from proxy.gate import Verdict
     from proxy.ipc.client import AppLink
     from proxy.relay import HeldCall, Relay
     from proxy.settings import Settings
+
+# A pin question, then a destination question: more than this on one call is a loop.
+MAX_QUESTIONS = 4
 
 
 class HeldChannel:
@@ -52,8 +56,11 @@ class HeldChannel:
         return result
 
 
-def ask_request(held: HeldCall, client_info: dict[str, Any] | None) -> AskRequest:
-    v = held.verdict
+def ask_request(
+    held: HeldCall, client_info: dict[str, Any] | None, verdict: Verdict | None = None
+) -> AskRequest:
+    """The question a held call asks: its first verdict's, or a later one's (`verdict`)."""
+    v = verdict or held.verdict
     return AskRequest(
         tool=held.tool,
         arguments=held.arguments,
@@ -110,21 +117,68 @@ def _reload(message: dict[str, Any], relay: Relay, chain: AskChain, engine: Any)
 def ask_handler(
     relay: Relay, chain: AskChain, engine: Any = None
 ) -> Callable[[HeldCall], Awaitable[None]]:
-    """`engine.remember(tool, destination)` is told about session grants, if given."""
+    """The coroutine that settles a held call. With an `engine`, a tool approval is stored
+    through `engine.approve_tool` and the call is decided again (so a pin approval never
+    approves a destination); `engine.remember(tool, destination)` is told of session grants."""
 
     async def settle(held: HeldCall) -> None:
         req = ask_request(held, relay.session.client_info)
         params = held.msg.get("params")
         params = params if isinstance(params, dict) else {}
         forward: bytes | None = None
+        retry: Retry | None = None
         if chain.is_retry(params):
-            outcome = chain.resume(req, params)
+            retry = chain.open_retry(req, params)
             forward = jsonrpc.dumps({**held.msg, "params": without_retry_fields(params)}) + b"\n"
+        approved: list[str] = list(retry.sealed.approved_pins) if retry and retry.sealed else []
+        for _ in range(MAX_QUESTIONS):
+            outcome = chain.answer_retry(req, retry) if retry is not None else None
+            if outcome is None:
+                outcome = await chain.resolve(req, HeldChannel(relay, held), tuple(approved))
+            if not (outcome.allow and req.contract == PINNING and engine is not None):
+                break
+            # The tool is approved, not the call: every later contract runs on it now.
+            verdict = await _approve_tool(relay, held, req, outcome, engine)
+            if verdict is None:
+                outcome = Outcome(False, outcome.decided_by,
+                                  "the tool changed again while the human was asked")
+                break
+            approved.append(str(req.detail.get("digest", "")))
+            if verdict.verdict == "allow":
+                await relay.forward_held(held, forward)
+                return
+            if verdict.verdict == "deny":
+                await relay.deny_call(held.msg.get("id"), held.tool, verdict.reason,
+                                      decided_by="rules", contract=verdict.contract,
+                                      detail=verdict.audit_detail())
+                return
+            req = ask_request(held, relay.session.client_info, verdict)
         else:
-            outcome = await chain.resolve(req, HeldChannel(relay, held))
+            outcome = Outcome(False, "fallback", "too many questions for one call")
         await _carry_out(relay, held, req, outcome, forward, engine)
 
     return settle
+
+
+async def _approve_tool(
+    relay: Relay, held: HeldCall, req: AskRequest, outcome: Outcome, engine: Any
+) -> Verdict | None:
+    """Store the pin approval through the engine (once / session / forever, as the human
+    chose), audit it, and decide the same call again. None if the tool changed meanwhile."""
+    digest = req.detail.get("digest")
+    if not engine.approve_tool(req.tool, outcome.remember or "once",
+                               digest if isinstance(digest, str) else None, held.arguments):
+        return None
+    # Decided before any await: a once approval must not be taken by another call meanwhile.
+    verdict: Verdict = relay.gate.decide(held.tool, held.arguments)
+    await relay.record(_event("gw", "decision", req, outcome, "allow", _detail(req, outcome)))
+    await relay.record(AuditEvent(
+        "gw", "decision", method="tools/call", rpc_id=jsonrpc.id_text(req.rpc_id),
+        tool=req.tool, verdict=verdict.verdict, contract=verdict.contract,
+        reason=f"after the tool approval: {verdict.reason}", decided_by="rules",
+        detail=verdict.audit_detail(),
+    ))
+    return verdict
 
 
 async def _carry_out(

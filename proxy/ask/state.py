@@ -2,7 +2,9 @@
 
 The state comes back through the client, so it is attacker-controlled. It is an HMAC-SHA256
 over a small JSON payload, with a secret that lives only in this proxy's memory, bound to the
-tool name, a hash of the arguments, a nonce and an expiry. Each nonce opens once.
+tool name, a hash of the arguments, a nonce and an expiry. Each nonce opens once. It also says
+which question the answer is for, and which tool changes the human approved "once" in earlier
+rounds of the same call (a pin approval, then a destination question: two round trips).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -40,20 +43,36 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+@dataclass(frozen=True)
+class Sealed:
+    """What an opened state vouches for besides the call itself."""
+
+    question: str  # question_key() of what was asked; "" in states sealed without one
+    approved_pins: tuple[str, ...]  # pin digests approved once in earlier rounds of this call
+
+
 class StateSealer:
     def __init__(self, secret: bytes | None = None) -> None:
         self._secret = secret or secrets.token_bytes(32)
         self._open: dict[str, float] = {}  # nonce -> expiry, for single use
 
     def seal(
-        self, tool: str, arguments: dict[str, Any], ttl: float, *, now: float | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        ttl: float,
+        *,
+        now: float | None = None,
+        question: str = "",
+        approved_pins: tuple[str, ...] = (),
     ) -> str:
         now = time.time() if now is None else now
         self._forget_expired(now)
         nonce = secrets.token_hex(16)
         expires_at = now + ttl
         payload = orjson.dumps(
-            {"t": tool, "a": arguments_digest(arguments), "n": nonce, "e": expires_at}
+            {"t": tool, "a": arguments_digest(arguments), "n": nonce, "e": expires_at,
+             "q": question, "p": list(approved_pins)}
         )
         token = f"{PREFIX}{_b64(payload)}.{_b64(self._mac(payload))}"
         self._open[nonce] = expires_at
@@ -61,7 +80,7 @@ class StateSealer:
 
     def open(
         self, token: Any, tool: str, arguments: dict[str, Any], *, now: float | None = None
-    ) -> None:
+    ) -> Sealed:
         """Check a returned state and use it up, whatever the verdict. Raises InvalidState."""
         now = time.time() if now is None else now
         if not isinstance(token, str) or not token.startswith(PREFIX):
@@ -86,6 +105,7 @@ class StateSealer:
             raise InvalidState(f"requestState was issued for tool {claims['t']!r}, not {tool!r}")
         if not hmac.compare_digest(claims["a"], arguments_digest(arguments)):
             raise InvalidState("the retried call's arguments differ from the ones asked about")
+        return Sealed(str(claims.get("q", "")), tuple(str(p) for p in claims.get("p", ())))
 
     def _mac(self, payload: bytes) -> bytes:
         return hmac.new(self._secret, payload, hashlib.sha256).digest()

@@ -65,6 +65,7 @@ def check_socket_dir() -> list[CheckResult]:
     try:
         if directory.exists():
             socket_path = address.secure_socket_dir(create=False)
+            address.existing_socket(socket_path)  # NotASocket: something else squats the path
         else:
             socket_path = directory / address.SOCKET_NAME
             if len(os.fsencode(socket_path)) > address.MAX_SOCKET_PATH:

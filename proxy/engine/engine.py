@@ -26,8 +26,16 @@ from proxy.engine.destinations import (
     normalize_destination,
     parse,
 )
+from proxy.engine.lookalike import shown
 from proxy.engine.packs import choose_pack, load_packs
-from proxy.engine.pinning import APPROVED, PinStore, ToolVersion, diff
+from proxy.engine.pinning import (
+    APPROVED,
+    PinStore,
+    ToolVersion,
+    call_key,
+    changed_fields,
+    diff,
+)
 from proxy.engine.policy import Pack, PolicyDoc, PolicyError, load_policy, merge_tool
 from proxy.engine.taint import (
     FREE_TEXT,
@@ -101,6 +109,10 @@ class Engine:
         self._stale = False
         self._attempts: Counter[str] = Counter()
         self._approved: set[tuple[str, str]] = set()
+        # Pin approvals a human gave without storing them: tool -> (digest, arguments digest)
+        # for one call, tool -> digest for this session.
+        self._pin_once: dict[str, tuple[str, str]] = {}
+        self._pin_session: dict[str, str] = {}
         self._vouched: dict[str, str] = {}  # contact -> the trusted tool that listed it
         self._cache: dict[str, ToolPolicy] = {}
         self._pack = self._choose_pack()
@@ -167,12 +179,13 @@ class Engine:
         self._stale = False
         for name, version in versions.items():
             pin = self._pins.pins.get(name)
-            if pin is not None and pin.approved is not None and (
-                pin.approved.digest == version.digest
-            ):
+            if self._pins.is_approved(version):
                 continue
             flagged = self._scan_description(version)
-            if self._tofu and pin is None and not flagged:
+            # A look-alike of another tool is never trusted unseen, not even in a first listing.
+            if self._tofu and pin is None and not flagged and (
+                self._pins.lookalike(version, versions) is None
+            ):
                 self._pins.approve(version)
             else:
                 self._pins.propose(version)
@@ -213,14 +226,51 @@ class Engine:
     def remember(self, tool: str, destination: str) -> None:
         self._approved.add((tool, normalize_destination(destination)))
 
-    def approve_tool(self, tool: str) -> None:
-        """A human vouched for the tool as it is listed now (the ask chain calls this)."""
-        pin = self._pins.pins.get(tool)
-        version = (self._listed or {}).get(tool) or (pin.pending if pin is not None else None)
-        if version is not None:
+    def approve_tool(
+        self,
+        tool: str,
+        remember: str = "forever",
+        digest: str | None = None,
+        arguments: dict[str, Any] | None = None,
+    ) -> bool:
+        """A human vouched for the tool version they were shown (`digest`, from the question's
+        detail): for the call with these `arguments` only ("once"), for this session, or for
+        good (the pin is stored). Only the pinning contract is settled: the caller decides the
+        call again, so budget, constraints, injection rules and the sink gate still run.
+        False when the tool changed since the question was asked."""
+        version = self._pin_version(tool)
+        key = version.digest if version is not None else ""
+        if digest is not None and digest != key:
+            return False
+        if remember == "once":
+            self._pin_once[tool] = (key, call_key(arguments or {}))
+        elif remember == "session" or version is None:  # nothing to store for an unlisted tool
+            self._pin_session[tool] = key
+        else:
             self._pins.approve(version)
             self._flags.pop(tool, None)
-            self._cache.pop(tool, None)
+        self._cache.pop(tool, None)
+        return True
+
+    def _pin_version(self, tool: str) -> ToolVersion | None:
+        """The version a pin question is about: the listed one, else the pending one."""
+        listed = (self._listed or {}).get(tool)
+        if listed is not None:
+            return listed
+        pin = self._pins.pins.get(tool)
+        return pin.pending if pin is not None else None
+
+    def _pin_granted(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """A once (this very call) or session approval of the version in force now."""
+        if tool not in self._pin_once and tool not in self._pin_session:
+            return False
+        version = self._pin_version(tool)
+        key = version.digest if version is not None else ""
+        once = self._pin_once.get(tool)
+        if once is not None and once == (key, call_key(arguments)):
+            del self._pin_once[tool]
+            return True
+        return self._pin_session.get(tool) == key
 
     def _scan_description(self, version: ToolVersion) -> bool:
         if self._scan is None or not version.description:
@@ -253,7 +303,7 @@ class Engine:
         denied = self._allowlist(tool)
         if denied is not None:
             return denied
-        pinning = self._pinning(tool)
+        pinning = None if self._pin_granted(tool, args) else self._pinning(tool)
         if pinning is not None:
             return pinning
         policy = self._policy(tool)
@@ -298,30 +348,43 @@ class Engine:
                 f"the description of {self.server}.{tool} looks like prompt injection ({why})",
                 detail={"pin": "flagged", "rules": rules,
                         "diff": diff(pin.approved if pin else None, listed)
-                        if listed is not None else ""},
+                        if listed is not None else "",
+                        "digest": listed.digest if listed is not None else ""},
             )
         if listed is None:
             if self._listed is not None and not self._stale:
                 return Decision("ask", "pinning",
                                 f"{self.server}.{tool} is not in the server's tools/list",
-                                detail={"pin": "unlisted"})
+                                detail={"pin": "unlisted", "digest": ""})
             if pin is not None and pin.status == APPROVED and pin.approved is not None:
                 return None
             if pin is not None and pin.pending is not None:
                 return self._pin_ask(tool, pin.approved, pin.pending)
             return Decision("ask", "pinning",
                             f"{self.server}.{tool} was never listed or approved",
-                            detail={"pin": "unknown"})
-        if pin is not None and pin.approved is not None and pin.approved.digest == listed.digest:
+                            detail={"pin": "unknown", "digest": ""})
+        if self._pins.is_approved(listed):
             return None
         return self._pin_ask(tool, pin.approved if pin else None, listed)
 
     def _pin_ask(self, tool: str, old: ToolVersion | None, new: ToolVersion) -> Decision:
+        detail: dict[str, Any] = {"pin": "changed" if old is not None else "new",
+                                  "diff": diff(old, new), "digest": new.digest,
+                                  "fields": changed_fields(old, new)}
+        twin = self._pins.lookalike(new, self._listed) if old is None else None
+        if twin is not None:
+            other, server = twin
+            where = f"{server}.{other}" if server else f"{self.server}.{other}"
+            detail.update(pin="impersonation", impersonates=where)
+            return Decision(
+                "ask", "pinning",
+                f"{self.server}.{shown(tool)} looks like the tool {where} (the names or titles "
+                "differ only in case, separators or look-alike characters): it may impersonate "
+                "it",
+                detail=detail,
+            )
         what = "changed since it was approved" if old is not None else "new since first approval"
-        return Decision(
-            "ask", "pinning", f"{self.server}.{tool} is {what}",
-            detail={"pin": "changed" if old is not None else "new", "diff": diff(old, new)},
-        )
+        return Decision("ask", "pinning", f"{self.server}.{tool} is {what}", detail=detail)
 
     def _constraints(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision | None:
         if policy.allowed_paths is not None:

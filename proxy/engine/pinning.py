@@ -1,22 +1,35 @@
 """Tool pinning: trust on first use, then every new or changed tool waits for a human.
 
-A tool's identity is a hash of its name, description, input schema, title and annotations.
-The approved version of each tool lives in the `pins` table, per server; a different version
-seen later is stored beside it as pending, with the text needed for a readable diff.
+A tool's identity is a hash of everything its tools/list entry carries: name, description,
+inputSchema, and in `annotations` (the column) every other field — title, outputSchema,
+annotations, icons, execution and `_meta` (hosts act on it, e.g. MCP Apps' ui.resourceUri,
+and some pass it to the model), plus any field a later protocol adds. The approved version of
+each tool lives in the `pins` table, per server; a different version seen later is stored
+beside it as pending, with the text needed for a readable diff.
+
+Pins written before every field was pinned (digest without the `v2:` prefix) covered name,
+description, inputSchema, title and annotations. Such a pin is upgraded without a question
+when the listed tool still matches it on those fields (the newly pinned fields are trusted on
+first sight, as a first listing is); any difference in them is a change, asked as usual.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 Write = Callable[[str, tuple[Any, ...]], None]
+
+FORMAT = "v2:"  # digest prefix of pins that cover every field
+_CORE = ("name", "description", "inputSchema")  # stored in their own columns
+_LEGACY_EXTRA = ("title", "annotations")  # what the annotations column held before v2
 
 APPROVED = "approved"
 PENDING = "pending"
@@ -27,17 +40,23 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def call_key(arguments: dict[str, Any]) -> str:
+    """Which call a one-time pin approval is for."""
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class ToolVersion:
     name: str
     description: str
     input_schema: str  # canonical JSON
-    annotations: str  # canonical JSON of {title, annotations}
+    annotations: str  # canonical JSON of every field but name, description and inputSchema
 
     @classmethod
     def of(cls, tool: dict[str, Any]) -> ToolVersion:
         description = tool.get("description")
-        extra = {k: tool[k] for k in ("title", "annotations") if tool.get(k) is not None}
+        extra = {k: v for k, v in tool.items() if k not in _CORE and v is not None}
         return cls(
             name=str(tool.get("name", "")),
             description=description if isinstance(description, str) else "",
@@ -45,30 +64,52 @@ class ToolVersion:
             annotations=_canonical(extra),
         )
 
-    @property
+    @functools.cached_property  # asked on every call; the fields never change
     def digest(self) -> str:
         text = "\x1f".join((self.name, self.description, self.input_schema, self.annotations))
-        return hashlib.sha256(text.encode()).hexdigest()
+        return FORMAT + hashlib.sha256(text.encode()).hexdigest()
+
+    def fold_keys(self) -> frozenset[str]:
+        """The look-alike keys of what a reader takes for the tool's name: name and title."""
+        from proxy.engine.lookalike import fold_name
+
+        title = json.loads(self.annotations or "{}").get("title")
+        names = [self.name, title] if isinstance(title, str) and title.strip() else [self.name]
+        return frozenset(fold_name(n) for n in names)
+
+    def legacy_view(self) -> ToolVersion:
+        """This version as a pin written before v2 would have stored it."""
+        extra = json.loads(self.annotations or "{}")
+        kept = {k: extra[k] for k in _LEGACY_EXTRA if k in extra}
+        return ToolVersion(self.name, self.description, self.input_schema, _canonical(kept))
+
+    def fields(self) -> dict[str, Any]:
+        """Every field the model sees, by its tools/list name."""
+        return {"name": self.name, "description": self.description,
+                "inputSchema": json.loads(self.input_schema or "{}"),
+                **json.loads(self.annotations or "{}")}
 
     def as_tool(self) -> dict[str, Any]:
         """The tools/list shape again (for heuristics when only the pin is known)."""
-        tool: dict[str, Any] = {"name": self.name, "description": self.description}
-        tool["inputSchema"] = json.loads(self.input_schema or "{}")
-        tool.update(json.loads(self.annotations or "{}"))
-        return tool
+        return self.fields()
 
     def render(self) -> list[str]:
-        schema = json.dumps(json.loads(self.input_schema or "{}"), indent=2, sort_keys=True)
-        extra = json.dumps(json.loads(self.annotations or "{}"), indent=2, sort_keys=True)
-        return [
-            f"name: {self.name}",
-            "description:",
-            *("  " + line for line in self.description.splitlines()),
-            "inputSchema:",
-            *("  " + line for line in schema.splitlines()),
-            "annotations:",
-            *("  " + line for line in extra.splitlines()),
-        ]
+        lines = [f"name: {self.name}", "description:",
+                 *("  " + line for line in self.description.splitlines())]
+        for key, value in self.fields().items():
+            if key in ("name", "description"):
+                continue
+            text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+            lines += [f"{key}:", *("  " + line for line in text.splitlines())]
+        return lines
+
+
+def changed_fields(old: ToolVersion | None, new: ToolVersion) -> list[str]:
+    """The tools/list fields that differ between two versions (all of them for a new tool)."""
+    before = old.fields() if old is not None else {}
+    after = new.fields()
+    keys = [*after, *(k for k in before if k not in after)]
+    return [k for k in keys if before.get(k) != after.get(k)]
 
 
 def diff(old: ToolVersion | None, new: ToolVersion) -> str:
@@ -86,18 +127,21 @@ class Pin:
     status: str
     approved: ToolVersion | None  # None while the tool was never approved
     pending: ToolVersion | None
+    legacy: bool = False  # approved before every field was pinned (see the module doc)
 
 
 class PinStore:
     """The pins of one server, read once and kept in memory; writes go through `write`."""
 
     def __init__(self, db: sqlite3.Connection, write: Write, server: str) -> None:
+        self._db = db
         self._write = write
         self.server = server
         self.pins: dict[str, Pin] = {}
         rows = db.execute(
             "SELECT tool, status, description, input_schema, annotations, pending_digest, "
-            "pending_description, pending_schema, pending_annotations FROM pins WHERE server = ?",
+            "pending_description, pending_schema, pending_annotations, digest FROM pins "
+            "WHERE server = ?",
             (server,),
         ).fetchall()
         for row in rows:
@@ -107,9 +151,51 @@ class PinStore:
                 ToolVersion(tool, row[6] or "", row[7] or "{}", row[8] or "{}") if row[5] else None
             )
             if status == APPROVED:
-                self.pins[tool] = Pin(APPROVED, current, pending)
+                legacy = not str(row[9] or "").startswith(FORMAT)
+                self.pins[tool] = Pin(APPROVED, current, pending, legacy)
             else:
                 self.pins[tool] = Pin(status, None, pending or current)
+
+    def is_approved(self, version: ToolVersion) -> bool:
+        """Is exactly this version approved? A pre-v2 pin that matches it on the fields it
+        covered is upgraded to this version on the way (no question: see the module doc)."""
+        pin = self.pins.get(version.name)
+        if pin is None or pin.status != APPROVED or pin.approved is None:
+            return False
+        if pin.approved.digest == version.digest:
+            return True
+        if pin.legacy and pin.approved == version.legacy_view():
+            self.approve(version)
+            return True
+        return False
+
+    def lookalike(
+        self, version: ToolVersion, listed: Mapping[str, ToolVersion] | None = None
+    ) -> tuple[str, str | None] | None:
+        """(other name, its server or None for this one) when the name or title of `version`
+        folds to the key of a different tool's name or title: an approved pin of this server,
+        another tool of this listing, or — for a name that is not plain ASCII — an approved
+        tool of any other server (names only)."""
+        from proxy.engine.lookalike import alike, fold_name, is_plain
+
+        keys = version.fold_keys()
+        others = [pin.approved for pin in self.pins.values()
+                  if pin.status == APPROVED and pin.approved is not None]
+        for other in [*others, *(listed or {}).values()]:
+            if other.name != version.name and any(
+                alike(a, b) for a in keys for b in other.fold_keys()
+            ):
+                return other.name, None
+        if is_plain(version.name):
+            return None  # case or separators alone between two servers is ordinary
+        rows = self._db.execute(
+            "SELECT DISTINCT server, tool FROM pins WHERE status = 'approved' AND server != ?",
+            (self.server,),
+        ).fetchall()
+        for server, name in rows:
+            if name != version.name and alike(fold_name(name), fold_name(version.name)):
+                return name, server
+        return None
 
     def approve(self, version: ToolVersion) -> None:
         now = time.time()

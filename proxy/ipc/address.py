@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -15,6 +16,48 @@ MAX_SOCKET_PATH = 103
 
 class SocketDirError(RuntimeError):
     """The socket directory is missing, shared with other users, or the path is unusable."""
+
+
+class NotASocket(SocketDirError):
+    """Something that is not a socket sits at the socket path: it is left alone."""
+
+
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISREG, "a regular file"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def existing_socket(path: Path) -> bool:
+    """True when a socket of ours is at `path`, False when nothing is; NotASocket otherwise.
+
+    lstat, never stat: a symbolic link is refused whatever it points to, so nothing that binds
+    or cleans up the socket ever follows one out of the private directory.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISSOCK(st.st_mode):
+        if st.st_uid != os.getuid():
+            raise NotASocket(f"the socket {path} belongs to uid {st.st_uid}, not to you")
+        return True
+    kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a socket")
+    raise NotASocket(
+        f"{path} is {kind}, not a socket: Gatewatch leaves it alone. Move it away "
+        "(or set GATEWATCH_HOME elsewhere) and start again"
+    )
+
+
+def remove_stale_socket(path: Path) -> None:
+    """Unlink a socket nobody accepts on (left by a crash), only if it still is a socket."""
+    if existing_socket(path):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def socket_path() -> Path:

@@ -18,7 +18,7 @@ from typing import Any
 
 from proxy import __version__
 from proxy.ipc import protocol
-from proxy.ipc.address import secure_socket_dir
+from proxy.ipc.address import existing_socket, remove_stale_socket, secure_socket_dir
 from proxy.ipc.framing import LineDecoder, encode
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class SocketServer:
             self._server = None
         if self._path is not None:
             with contextlib.suppress(FileNotFoundError):
-                if self._path.stat().st_ino == self._inode:  # never remove a successor's socket
+                if self._path.lstat().st_ino == self._inode:  # never remove a successor's socket
                     self._path.unlink()
 
     def control(self, action: protocol.ControlAction, session_id: str | None = None) -> int:
@@ -159,15 +159,15 @@ class SocketServer:
 
 
 async def _claim(path: Path) -> None:
-    """Remove a stale socket file; refuse when a live server answers on it."""
-    if not os.path.lexists(path):
+    """Remove a stale socket file; refuse when a live server answers on it, and refuse (leaving
+    it alone) anything at the path that is not a socket (NotASocket)."""
+    if not existing_socket(path):
         return
     try:
         _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), PROBE_TIMEOUT_S)
     except (ConnectionRefusedError, FileNotFoundError):
         log.info("replacing stale socket %s", path)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        remove_stale_socket(path)
         return
     except TimeoutError:
         pass  # a server too busy to accept is still a server

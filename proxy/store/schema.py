@@ -6,7 +6,10 @@ Every connection (proxy, CLI, app) goes through `connect()` so pragmas are the s
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 BUSY_TIMEOUT_MS = 10_000
@@ -181,8 +184,9 @@ def _statements(script: str) -> list[str]:
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     """A synchronous connection with Gatewatch's pragmas, migrated unless readonly."""
     path = Path(path)
-    if not readonly:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    private = not readonly and str(path) != ":memory:"
+    if private:
+        create_private(path)
     conn = sqlite3.connect(
         f"file:{path}?mode=ro" if readonly else str(path),
         uri=readonly,
@@ -196,4 +200,47 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     else:
         apply_pragmas(conn)
         migrate(conn)
+    if private:
+        tighten_files(path)  # -wal and -shm exist now (WAL mode)
     return conn
+
+
+# The audit log holds what the tools read and sent: only its owner may read it.
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def create_private(db: Path) -> None:
+    """The data directory 0700 and the database 0600, created so; existing ones tightened.
+
+    The database file is made here (not by SQLite, which follows the umask) so it never exists
+    with a wider mode; SQLite gives its -wal and -shm files the database file's mode.
+    """
+    from proxy import paths
+
+    parent = db.parent
+    parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    if parent == paths.data_dir():
+        # Only Gatewatch's own directory: a --db in /tmp must not chmod /tmp.
+        _tighten(parent, DIR_MODE)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE))
+    tighten_files(db)
+
+
+def tighten_files(db: Path) -> None:
+    for suffix in SIDE_FILES:
+        _tighten(Path(f"{db}{suffix}"), FILE_MODE)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """Drop group and other bits from a file or directory of ours (never follows a link)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid():
+        return
+    if stat.S_IMODE(st.st_mode) & ~mode:
+        os.chmod(path, stat.S_IMODE(st.st_mode) & mode)
