@@ -67,11 +67,12 @@ def _base64() -> str:
     return base64.b64encode(blob[: _SOURCE_CAP * 3 // 4]).decode()
 
 
-_WORDS = (
+_PHRASE = (
     "the server returned an error while the client retried the request after a timeout and "
     "the user reported that the page was blank so we rolled back the deploy to the previous "
     "release and opened a ticket for the storage team who found a full disk on one replica"
-).split()
+)
+_WORDS = _PHRASE.split()
 
 
 def _sentence(rng: random.Random) -> str:

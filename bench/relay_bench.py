@@ -350,8 +350,9 @@ def verdicts(report: dict[str, Any]) -> list[tuple[str, bool, str]]:
         r = block["ratios"]
         limit = TARGET_P50.get(int(size))
         if limit is not None:
-            out.append((f"p50 within {limit}x raw relay at {size} B", r["p50 gw/raw_relay"] <= limit,
-                        f"{r['p50 gw/raw_relay']:.2f}x"))
+            ratio = r["p50 gw/raw_relay"]
+            out.append((f"p50 within {limit}x raw relay at {size} B", ratio <= limit,
+                        f"{ratio:.2f}x"))
         out.append((f"pipelined >= half raw relay at {size} B", r["rps gw/raw_relay"] >= 0.5,
                     f"{r['rps gw/raw_relay']:.2f}x"))
         for peer in ("bulwark", "bulwark+det"):
