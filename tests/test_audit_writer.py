@@ -117,3 +117,19 @@ async def test_two_writers_share_one_database(db_file: Path) -> None:
         await w.close()
     counts = query(db_file, "SELECT session_id, COUNT(*) FROM events GROUP BY session_id")
     assert sorted(tuple(r) for r in counts) == [("s1", 300), ("s2", 300)]
+
+
+async def test_the_audit_log_is_private_to_its_user(tmp_path: Path) -> None:
+    db = tmp_path / "new-dir" / "gatewatch.db"
+    writer = AuditWriter(db, "s1", "srv")
+    await writer.start()
+    writer.put(event(1))
+    await writer.close()
+    assert db.parent.stat().st_mode & 0o777 == 0o700
+    for path in (db, db.with_name(db.name + "-wal")):
+        if path.exists():
+            assert path.stat().st_mode & 0o777 == 0o600, path
+    # A database left readable by others (by an older Gatewatch) is tightened on open.
+    db.chmod(0o644)
+    connect(db).close()
+    assert db.stat().st_mode & 0o777 == 0o600

@@ -132,6 +132,37 @@ class SchemaError(RuntimeError):
     """The database is newer than this Gatewatch, or could not be migrated."""
 
 
+def make_private(path: Path) -> None:
+    """The audit log holds what tools read and sent: a directory Gatewatch creates for it is
+    0700, the database 0600 (SQLite gives its -wal and -shm files the database's mode)."""
+    import os
+
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    else:
+        from proxy.paths import data_dir
+
+        if path.parent == data_dir():  # our own directory, made earlier or by an older version
+            _tighten(path.parent, 0o700)
+    try:
+        # O_EXCL: never open (and close) a database this process may already hold, since
+        # closing any descriptor of a file drops every POSIX lock SQLite holds on it.
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    except FileExistsError:
+        _tighten(path, 0o600)
+    except OSError:
+        pass  # sqlite3 reports what is wrong with the path
+
+
+def _tighten(path: Path, mode: int) -> None:
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):  # not ours to change: leave it as it is
+        if path.stat().st_mode & 0o777 & ~mode:
+            os.chmod(path, mode)
+
+
 def apply_pragmas(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
@@ -182,7 +213,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     """A synchronous connection with Gatewatch's pragmas, migrated unless readonly."""
     path = Path(path)
     if not readonly:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private(path)
     conn = sqlite3.connect(
         f"file:{path}?mode=ro" if readonly else str(path),
         uri=readonly,
