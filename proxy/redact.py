@@ -13,9 +13,8 @@ for one combined pass; detect-secrets itself is not imported (it pulls in `reque
 90 ms, on a path every proxy takes). Additions: Google OAuth and API keys, Anthropic keys,
 `Basic`/`Bearer` authorization values, URL userinfo, AWS secret keys after an `aws…key` name.
 
-Cost: an RE2 search of the combined shapes (linear, no backtracking) decides whether the text
-holds anything at all; only then does Python's `re` rewrite the matches. Benign text pays the
-RE2 scan alone.
+Cost: RE2 finds the combined shapes in one linear pass (no backtracking); Python's `re` only
+re-reads the few spans RE2 found. Benign text pays the RE2 scan alone.
 """
 
 from __future__ import annotations
@@ -157,10 +156,33 @@ def _looks_like_credential(match: re.Match[str]) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """Mask every credential-shaped span of `text` (plain, JSON-escaped or a raw frame)."""
-    if len(text) < 12 or _re2_regex().search(text) is None:
+    """Mask every credential-shaped span of `text` (plain, JSON-escaped or a raw frame).
+
+    RE2 finds the spans in linear time; Python's `re` re-reads each one at its start for the
+    groups (what to keep) and the checks RE2 cannot express. Running `re` over the whole
+    text instead costs about 15 ms per 16 KB, RE2 about 0.05 ms.
+    """
+    if len(text) < 12:
         return text
-    return _python_regex().sub(_replace, text)
+    parts: list[str] = []
+    done = 0
+    python = _python_regex()
+    for found in _re2_regex().finditer(text):
+        start = found.start()
+        if start < done:
+            continue
+        match = python.match(text, start)
+        parts.append(text[done:start])
+        if match is None:  # the engines disagree on this span: mask what RE2 found
+            parts.append(REDACTED)
+            done = found.end()
+        else:
+            parts.append(_replace(match))
+            done = match.end()
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def shape(obj: Any, max_string: int = MAX_STRING) -> Any:
