@@ -118,6 +118,7 @@ class AuditWriter:
         self._task: asyncio.Task[None] | None = None
         self._db: Any = None
         self._gathering: asyncio.Future[None] | None = None  # set while a batch is gathered
+        self._closing = False
         self.high_water = 0  # largest queue length seen: evidence that it never fills
         self.waited = 0  # times a producer had to wait for room
         self.written = 0
@@ -156,7 +157,7 @@ class AuditWriter:
         size = self._queue.qsize()
         if size > self.high_water:
             self.high_water = size
-        if self._gathering is not None and (size >= self.max_batch - 1 or item is _STOP):
+        if self._gathering is not None and (size >= self.max_batch - 1 or self._closing):
             self._batch_ready()
 
     async def put_wait(self, event: AuditEvent) -> None:
@@ -170,6 +171,7 @@ class AuditWriter:
 
     async def close(self) -> None:
         if self._task is not None:
+            self._closing = True  # no more gathering: what is queued is written now
             self._enqueue(_STOP)
             await self._task
             self._task = None
@@ -184,7 +186,7 @@ class AuditWriter:
             if item is _STOP:
                 return
             batch = [item]
-            if self.window > 0 and self._queue.qsize() < self.max_batch - 1:
+            if self.window > 0 and not self._closing and self._queue.qsize() < self.max_batch - 1:
                 # Gather for one window, woken early when a full batch is waiting (see
                 # _enqueue): one timer per batch, no polling.
                 self._gathering = loop.create_future()
