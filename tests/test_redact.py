@@ -183,6 +183,7 @@ IN_CONTEXT = {
 def test_every_credential_shape_is_masked_wherever_it_appears(secret: str) -> None:
     assert REDACTED in redact_text(secret)
     assert secret not in redact_text(f"x {secret} y")
+    assert redact_text(f"café — {secret} ü") == f"café — {REDACTED} ü"  # non-ASCII text
     nested = {"params": {"arguments": {"a": [{"b": f"see {secret}."}]}}}
     escaped = {"text": json.dumps({"config": {"value": secret}})}  # JSON inside a string
     result = {"content": [{"type": "text", "text": f"output:\n{secret}\nend"}]}
