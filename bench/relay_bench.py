@@ -332,6 +332,14 @@ async def cold_start(
     return {name: cold_start_ms(ts) for name, ts in times.items()}
 
 
+def label(size: int | str) -> str:
+    n = int(size)
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
 def ratios(results: dict[str, dict[str, float]]) -> dict[str, float]:
     gw = results["gatewatch"]
     out: dict[str, float] = {}
@@ -351,16 +359,16 @@ def verdicts(report: dict[str, Any]) -> list[tuple[str, bool, str]]:
         limit = TARGET_P50.get(int(size))
         if limit is not None:
             ratio = r["p50 gw/raw_relay"]
-            out.append((f"p50 within {limit}x raw relay at {size} B", ratio <= limit,
+            out.append((f"p50 within {limit}x raw relay at {label(size)}", ratio <= limit,
                         f"{ratio:.2f}x"))
-        out.append((f"pipelined >= half raw relay at {size} B", r["rps gw/raw_relay"] >= 0.5,
+        out.append((f"pipelined >= half raw relay at {label(size)}", r["rps gw/raw_relay"] >= 0.5,
                     f"{r['rps gw/raw_relay']:.2f}x"))
         for peer in ("bulwark", "bulwark+det"):
             if peer in block["failed"]:
-                out.append((f"ahead of {peer} at {size} B", True, f"{peer} failed the calls"))
+                out.append((f"ahead of {peer} at {label(size)}", True, f"{peer} failed the calls"))
             elif f"p50 gw/{peer}" in r:
                 ok = r[f"p50 gw/{peer}"] < 1 and r[f"rps gw/{peer}"] > 1
-                out.append((f"ahead of {peer} at {size} B", ok,
+                out.append((f"ahead of {peer} at {label(size)}", ok,
                             f"p50 {r[f'p50 gw/{peer}']:.2f}x, rps {r[f'rps gw/{peer}']:.2f}x"))
     scan = report.get("scan_1mb")
     if scan:
@@ -447,7 +455,7 @@ def print_report(report: dict[str, Any], out: Callable[[str], None] = print) -> 
         f"{p['clean_allowed']}, taint rows from a result URL {p['taint_rows']}"
     )
     for size, block in report["sizes"].items():
-        out(f"\n{size} B arguments and results, {block['calls']} calls per round")
+        out(f"\n{label(size)} arguments and results, {block['calls']} calls per round")
         out(f"  {'target':<12} {'p50 ms':>9} {'p99 ms':>9} {'pipelined/s':>12} {'refused':>8}")
         for name, r in block["results"].items():
             out(
@@ -472,6 +480,31 @@ def print_report(report: dict[str, Any], out: Callable[[str], None] = print) -> 
         out(f"  [{'met' if t['met'] else 'MISS'}] {t['target']}: {t['figure']}")
 
 
+def print_markdown(report: dict[str, Any], out: Callable[[str], None] = print) -> None:
+    """The figures as the Markdown tables docs/PERFORMANCE.md quotes."""
+    names = list(next(iter(report["sizes"].values()))["results"])
+    out("| target | " + " | ".join(label(s) for s in report["sizes"]) + " |")
+    out("| --- |" + " ---: |" * len(report["sizes"]))
+    for metric, fmt in (("p50_ms", "{:.3f}"), ("p99_ms", "{:.2f}"), ("pipelined_rps", "{:,.0f}")):
+        out(f"| **{metric.replace('_', ' ')}** |" + " |" * len(report["sizes"]))
+        for name in names:
+            cells = []
+            for block in report["sizes"].values():
+                r = block["results"].get(name)
+                cells.append(fmt.format(r[metric]) if r else "fails")
+            out(f"| {name} | " + " | ".join(cells) + " |")
+    out("")
+    out("| cold start, median ms from spawn | to `initialize` answer | to `tools/list` answer |")
+    out("| --- | ---: | ---: |")
+    for name, v in report["cold_start_ms"].items():
+        out(f"| {name} | {v['initialize']:.1f} | {v['tools_list']:.1f} |")
+    out("")
+    out("| target | met | figure |")
+    out("| --- | --- | --- |")
+    for t in report["targets"]:
+        out(f"| {t['target']} | {'yes' if t['met'] else '**no**'} | {t['figure']} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="payload sizes in bytes")
@@ -482,10 +515,15 @@ def main() -> int:
     parser.add_argument("--no-bulwark", action="store_true", help="skip bulwark-mcp")
     parser.add_argument("--no-scan", action="store_true", help="skip the in-process 1 MB scan")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    parser.add_argument("--from-json", type=Path, help="report on a saved --json run")
     args = parser.parse_args()
-    report = asyncio.run(run(args))
+    saved = args.from_json
+    report = json.loads(saved.read_text()) if saved else asyncio.run(run(args))
     if args.json:
         print(json.dumps(report, indent=2))
+    elif args.markdown:
+        print_markdown(report)
     else:
         print_report(report)
     probe_ok = report["probe"]
