@@ -14,8 +14,9 @@ finds, and are left out); detect-secrets itself is not imported (it pulls in `re
 90 ms, on a path every proxy takes). Additions: Google OAuth and API keys, Anthropic keys,
 `Basic`/`Bearer` authorization values, URL userinfo, AWS secret keys after an `aws…key` name.
 
-Cost: RE2 finds the combined shapes in one linear pass (no backtracking); Python's `re` only
-re-reads the few spans RE2 found. Benign text pays the RE2 scan alone.
+Cost: RE2 finds where any shape could start in one linear pass (no backtracking); Python's
+`re` tries the exact shapes only at those few places. Benign text pays the RE2 scan alone,
+about 45 us for a 16 KB audit row.
 """
 
 from __future__ import annotations
