@@ -265,6 +265,7 @@ def audit_check(db: Path, method: str) -> dict[str, Any]:
         "results": results,
         "scan_timed_out": timed_out,
         "audit_high_water": json.loads(high_water[0])["audit_high_water"] if high_water else None,
+        "audit_waited": json.loads(high_water[0])["audit_waited"] if high_water else None,
     }
 
 
