@@ -534,11 +534,31 @@ def main() -> int:
         print_markdown(report)
     else:
         print_report(report)
-    probe_ok = report["probe"]
-    if not (probe_ok["injection_blocked"] and probe_ok["clean_allowed"] and probe_ok["taint_rows"]):
-        print("relay bench: Gatewatch did not inspect the calls; figures are void", file=sys.stderr)
-        return 1
-    return 0
+    problems = unproven(report)
+    for problem in problems:
+        print(f"relay bench: {problem}; the gatewatch figures are void", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def unproven(report: dict[str, Any]) -> list[str]:
+    """Reasons to doubt that Gatewatch decided every call and inspected every result."""
+    problems = []
+    probe = report["probe"]
+    if not probe["injection_blocked"]:
+        problems.append("the detector let an injected tools/call result through")
+    if not probe["clean_allowed"]:
+        problems.append("a clean tools/call was refused")
+    if not probe["taint_rows"]:
+        problems.append("a URL in a tools/call result did not become taint")
+    for size, block in report["sizes"].items():
+        check = block["audit"].get("gatewatch")
+        if check is None:
+            continue
+        decided = check["calls"].get("allow/rules/default", 0)
+        if decided != sum(check["calls"].values()) or decided != check["results"]:
+            problems.append(f"at {label(size)} the audit log shows {check['calls']} for "
+                            f"{check['results']} results")
+    return problems
 
 
 if __name__ == "__main__":
