@@ -139,11 +139,10 @@ CUT_MARGIN = 4096
 
 
 @cache
-def _shapes() -> tuple[tuple[tuple[str, re.Pattern[str]], ...], ...]:
-    """Per start (in _STARTS order), the compiled shapes to try there."""
-    return tuple(
-        tuple((name, re.compile(_SHAPES[name])) for name in names) for _start, names in _STARTS
-    )
+def _shapes(start: int) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The compiled shapes to try at a candidate of start number `start` (compiled when first
+    needed: the proxy redacts its command line on the path to its first answer)."""
+    return tuple((name, re.compile(_SHAPES[name])) for name in _STARTS[start][1])
 
 
 @cache
@@ -194,20 +193,24 @@ def _looks_like_credential(kind: str, match: re.Match[str]) -> bool:
     return any(c.isdigit() for c in value)
 
 
-def redact_text(text: str) -> str:
+def redact_text(text: str, *, rare: bool = False) -> str:
     """Mask every credential-shaped span of `text` (plain, JSON-escaped or a raw frame).
 
     RE2 finds where a shape could start in one linear pass; Python's `re` tries the exact
     shapes only there. Running `re` over the whole text instead costs about 15 ms per 16 KB.
+    `rare`: a short text redacted once (a command line, on the proxy's start-up path), searched
+    with `re` alone, which is slower per character but needs no RE2 import.
     """
     if len(text) < 12:
         return text
     parts: list[str] = []
     done = 0
-    shapes = _shapes()
     which = _which_start()
-    on_str, on_bytes = _starts()
-    found = on_bytes.finditer(text.encode()) if text.isascii() else on_str.finditer(text)
+    if rare:
+        found = which.finditer(text)
+    else:
+        on_str, on_bytes = _starts()
+        found = on_bytes.finditer(text.encode()) if text.isascii() else on_str.finditer(text)
     for candidate in found:
         start = candidate.start()
         if start < done:
@@ -215,7 +218,7 @@ def redact_text(text: str) -> str:
         kinds = which.match(text, start)
         if kinds is None or kinds.lastindex is None:
             continue
-        for kind, shape in shapes[kinds.lastindex - 1]:
+        for kind, shape in _shapes(kinds.lastindex - 1):
             match = shape.match(text, start)
             if match is not None:
                 parts.append(text[done:start])
@@ -309,5 +312,5 @@ def redact_argv(argv: list[str]) -> list[str]:
         if eq and is_secret_key(name):
             out.append(name + "=" + REDACTED)
             continue
-        out.append(redact_text(arg))
+        out.append(redact_text(arg, rare=True))
     return out
