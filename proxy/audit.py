@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy import jsonrpc
-from proxy.redact import CUT_MARGIN, redact, redact_text
+from proxy.redact import CUT_MARGIN, redact_json, redact_text
 
 PAYLOAD_LIMIT = 16 * 1024
 FULL_PAYLOAD_LIMIT = 4 * 1024 * 1024  # blocked results keep their original for forensics
@@ -60,16 +59,39 @@ _STOP = object()
 
 
 def payload_text(payload: Any, limit: int) -> tuple[str | None, int]:
-    """Redacted, bounded text of a payload, and whether it was cut."""
+    """Redacted, bounded text of a payload (a JSON value, or the raw bytes of a frame that did
+    not parse), and whether it was cut. One redaction pass over the text as stored."""
     if payload is None:
         return None, 0
-    if isinstance(payload, (bytes, bytearray)):
+    if isinstance(payload, (bytes, bytearray, memoryview)):
         text = redact_text(bytes(payload[: limit + CUT_MARGIN]).decode("utf-8", "replace"))
-    else:
-        text = jsonrpc.dumps(redact(payload, max_string=limit)).decode()
-    if len(text) > limit:
-        return text[:limit], 1
-    return text, 0
+        if len(text) > limit or len(payload) > limit + CUT_MARGIN:
+            return text[:limit], 1
+        return text, 0
+    text, cut = redact_json(payload, limit)
+    return text, int(cut)
+
+
+DETAIL_LIMIT = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RowText:
+    """What an event stores as text, every part redacted: the audit API's one redaction point,
+    so any row (a raw frame, a reason quoting a destination) is covered without its caller
+    doing anything."""
+
+    payload: str | None
+    truncated: int
+    detail: str | None
+    reason: str | None
+
+
+def row_text(event: AuditEvent) -> RowText:
+    payload, cut = payload_text(event.payload, event.payload_limit)
+    detail = redact_json(event.detail, DETAIL_LIMIT)[0] if event.detail else None
+    reason = redact_text(event.reason) if event.reason else event.reason
+    return RowText(payload, cut, detail, reason)
 
 
 class AuditWriter:
@@ -95,6 +117,8 @@ class AuditWriter:
         self._room = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._db: Any = None
+        self._gathering: asyncio.Future[None] | None = None  # set while a batch is gathered
+        self._closing = False
         self.high_water = 0  # largest queue length seen: evidence that it never fills
         self.waited = 0  # times a producer had to wait for room
         self.written = 0
@@ -133,6 +157,8 @@ class AuditWriter:
         size = self._queue.qsize()
         if size > self.high_water:
             self.high_water = size
+        if self._gathering is not None and (size >= self.max_batch - 1 or self._closing):
+            self._batch_ready()
 
     async def put_wait(self, event: AuditEvent) -> None:
         pending = self.put(event)
@@ -145,7 +171,8 @@ class AuditWriter:
 
     async def close(self) -> None:
         if self._task is not None:
-            self._queue.put_nowait(_STOP)
+            self._closing = True  # no more gathering: what is queued is written now
+            self._enqueue(_STOP)
             await self._task
             self._task = None
         if self._db is not None:
@@ -159,17 +186,20 @@ class AuditWriter:
             if item is _STOP:
                 return
             batch = [item]
-            deadline = loop.time() + self.window
+            if self.window > 0 and not self._closing and self._queue.qsize() < self.max_batch - 1:
+                # Gather for one window, woken early when a full batch is waiting (see
+                # _enqueue): one timer per batch, no polling.
+                self._gathering = loop.create_future()
+                timer = loop.call_later(self.window, self._batch_ready)
+                await self._gathering
+                timer.cancel()
+                self._gathering = None
             stop = False
             while len(batch) < self.max_batch:
                 try:
                     item = self._queue.get_nowait()
                 except asyncio.QueueEmpty:
-                    remaining = deadline - loop.time()
-                    if remaining <= 0:
-                        break
-                    await asyncio.sleep(min(remaining, 0.01))
-                    continue
+                    break
                 if item is _STOP:
                     stop = True
                     break
@@ -178,6 +208,10 @@ class AuditWriter:
             await self._flush(batch)
             if stop:
                 return
+
+    def _batch_ready(self) -> None:
+        if self._gathering is not None and not self._gathering.done():
+            self._gathering.set_result(None)
 
     def _rows(self, batch: list[Any]) -> list[tuple[str, Any]]:
         """Turn a batch into (sql, params-or-rows) steps; consecutive events share one step."""
@@ -190,7 +224,7 @@ class AuditWriter:
                     rows = []
                 steps.append((item.sql, item.params))
                 continue
-            text, cut = payload_text(item.payload, item.payload_limit)
+            text = row_text(item)
             rows.append(
                 (
                     item.ts,
@@ -204,13 +238,13 @@ class AuditWriter:
                     item.size,
                     item.verdict,
                     item.contract,
-                    item.reason,
+                    text.reason,
                     item.decided_by,
-                    jsonrpc.dumps(redact(item.detail)).decode() if item.detail else None,
+                    text.detail,
                     item.latency_ms,
                     item.trace_id,
-                    text,
-                    cut,
+                    text.payload,
+                    text.truncated,
                 )
             )
         if rows:

@@ -117,3 +117,52 @@ async def test_two_writers_share_one_database(db_file: Path) -> None:
         await w.close()
     counts = query(db_file, "SELECT session_id, COUNT(*) FROM events GROUP BY session_id")
     assert sorted(tuple(r) for r in counts) == [("s1", 300), ("s2", 300)]
+
+
+async def test_the_audit_log_is_private_to_its_user(tmp_path: Path) -> None:
+    db = tmp_path / "new-dir" / "gatewatch.db"
+    writer = AuditWriter(db, "s1", "srv")
+    await writer.start()
+    writer.put(event(1))
+    await writer.close()
+    assert db.parent.stat().st_mode & 0o777 == 0o700
+    for path in (db, db.with_name(db.name + "-wal")):
+        if path.exists():
+            assert path.stat().st_mode & 0o777 == 0o600, path
+    # A database left readable by others (by an older Gatewatch) is tightened on open.
+    db.chmod(0o644)
+    connect(db).close()
+    assert db.stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_full_batch_is_written_without_waiting_out_the_window(db_file: Path) -> None:
+    # A window far longer than the test's patience: the writer must be woken by the batch
+    # filling up, not by a timer or a poll.
+    writer = AuditWriter(db_file, "s1", "srv", window=3600, max_batch=50)
+    await writer.start()
+    sizes = record_batches(writer)
+    writer.put(event(0))
+    await asyncio.sleep(0)  # the writer takes the first event and starts gathering
+    for i in range(1, 50):
+        writer.put(event(i))
+    await wait_for(lambda: writer.written == 50, what="the full batch to be committed")
+    assert sizes == [50]
+    writer.put(event(50))  # a lone event waits for the window, or for close()
+    await writer.close()
+    assert rpc_ids(db_file) == [str(i) for i in range(51)]
+    assert sizes == [50, 1]
+
+
+async def test_rows_the_relay_writes_for_raw_frames_are_redacted(db_file: Path) -> None:
+    """Whatever a caller hands the audit API (raw bytes, a reason, a detail) is redacted there:
+    the relay needs no redaction of its own."""
+    writer = AuditWriter(db_file, "s1", "srv")
+    await writer.start()
+    secret = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    writer.put(AuditEvent("s2c", "parse_error", payload=f'{{"x": "{secret}", '.encode()))
+    writer.put(AuditEvent("c2s", "oversize", payload=("password=hunter2 " * 3).encode()))
+    writer.put(AuditEvent("gw", "lifecycle", reason=f"upstream said {secret}"))
+    await writer.close()
+    dump = repr([tuple(r) for r in query(db_file, "SELECT payload, reason FROM events")])
+    assert secret not in dump and "hunter2" not in dump
+    assert dump.count("[redacted]") == 5

@@ -17,7 +17,13 @@ from pathlib import Path
 
 # name -> (script, arguments for a full run, arguments for --quick, has --json)
 BENCHMARKS: dict[str, tuple[str, list[str], list[str], bool]] = {
-    "relay": ("relay_bench.py", [], ["--n", "300", "--rounds", "1", "--repeat", "5"], True),
+    "relay": (
+        "relay_bench.py",
+        [],
+        ["--scale", "0.2", "--rounds", "1", "--repeat", "3", "--sizes", "200,4096,65536"],
+        True,
+    ),
+    "components": ("call_components.py", [], ["--repeat", "2"], True),
     "engine": ("engine_bench.py", [], ["--calls", "500"], False),
     "detector": ("detector_bench.py", [], ["--quick"], True),
     "history": ("app_history_bench.py", [], ["--rows", "100000"], False),

@@ -1,0 +1,113 @@
+"""Where a tools/call's time goes inside Gatewatch, step by step, per payload kind.
+
+    .venv/bin/python bench/call_components.py [--size 65536] [--repeat 5] [--json]
+
+Builds the proxy's components as `gatewatch run` does (engine with its packs, detector, audit
+row building) in this process and times, for one echo call of each payload kind
+(bench/payloads.py), every step the proxy runs on it: parsing the request, the engine's
+decision (with its argument scans), parsing the result, taint extraction from the result, the
+detector's result scan, and building the two audit rows (redaction and JSON). Best of
+`--repeat` per step, in milliseconds, without profiler overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.payloads import KINDS, payload  # noqa: E402
+from bench.relay_bench import call_line  # noqa: E402
+
+
+def _upstream_tools() -> list[dict[str, Any]]:
+    spec = importlib.util.spec_from_file_location(
+        "bench_echo", ROOT / "tests" / "upstreams" / "bench_echo.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.TOOLS["tools"])
+
+
+def best_ms(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return min(times)
+
+
+def steps_for(size: int, repeat: int) -> dict[str, dict[str, float]]:
+    from proxy.components import load_components
+
+    home = Path(os.environ["GATEWATCH_HOME"])
+    db = home / "components.db"
+    engine, detector, _settings = load_components("bench", "s1", db, None, lambda *a: None)
+    engine.tools_listed(_upstream_tools())
+    out: dict[str, dict[str, float]] = {}
+    for kind in KINDS:
+        out[kind] = _steps(kind, size, repeat, engine, detector)
+    return out
+
+
+def _steps(kind: str, size: int, repeat: int, engine: Any, detector: Any) -> dict[str, float]:
+    from proxy import jsonrpc
+    from proxy.audit import AuditEvent, row_text
+
+    text = payload(kind, size, 5)
+    request = call_line(7, text)
+    msg = jsonrpc.loads(request)
+    args = msg["params"]["arguments"]
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    response = jsonrpc.dumps({"jsonrpc": "2.0", "id": 7, "result": result})
+    row = AuditEvent("c2s", "request", method="tools/call", payload=msg)
+    answer = AuditEvent("s2c", "response", method="tools/call", payload=jsonrpc.loads(response))
+    return {
+        "parse request": best_ms(lambda: jsonrpc.loads(request), repeat),
+        "engine.decide": best_ms(lambda: engine.decide("echo", args), repeat),
+        "  argument scans in it": best_ms(
+            lambda: (detector.inspect_arguments("echo", args), detector.scan_text(text)), repeat
+        ),
+        "parse result": best_ms(lambda: jsonrpc.loads(response), repeat),
+        "taint (result_seen)": best_ms(lambda: engine.result_seen("echo", result, args), repeat),
+        "detector.inspect_result": best_ms(
+            lambda: detector.inspect_result("tools/call", result), repeat
+        ),
+        "audit rows (2)": best_ms(lambda: (row_text(row), row_text(answer)), repeat),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=65536)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gw-components-") as home:
+        os.environ["GATEWATCH_HOME"] = home
+        table = steps_for(args.size, args.repeat)
+    if args.json:
+        print(json.dumps(table, indent=2))
+        return 0
+    steps = list(next(iter(table.values())))
+    print(f"ms per step for one {args.size} B echo tools/call (best of {args.repeat})")
+    print(f"{'step':<28}" + "".join(f"{k:>9}" for k in KINDS))
+    for step in steps:
+        print(f"{step:<28}" + "".join(f"{table[k][step]:9.2f}" for k in KINDS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

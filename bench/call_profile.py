@@ -1,0 +1,63 @@
+"""Profile `gatewatch run` serving tools/call echo calls of one size: where each call's time goes.
+
+    .venv/bin/python bench/call_profile.py [--size 65536] [--calls 300] [--top 40]
+
+Runs the proxy under cProfile (in the proxy process itself, `python -m cProfile -m proxy run`)
+with the relay benchmark's upstream and payloads, sends the calls one at a time after a warm-up,
+and prints the functions by cumulative time with their call counts per tools/call. cProfile
+slows Python code down evenly, so read shares and counts, not absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import pstats
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.payloads import KINDS, payload  # noqa: E402
+from bench.relay_bench import Client, call_line, refused, upstream_cmd  # noqa: E402
+
+
+async def drive(cmd: list[str], env: dict[str, str], size: int, calls: int, kind: str) -> int:
+    kinds = KINDS if kind == "mixed" else (kind,)
+    texts = [payload(k, size, v) for v in range(4) for k in kinds]
+    client, _, _ = await Client.start(cmd, env)
+    refusals = 0
+    try:
+        for i in range(calls):
+            refusals += refused(await client.roundtrip(call_line(i, texts[i % len(texts)])))
+    finally:
+        await client.close()
+    return refusals
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=65536)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--kind", default="mixed", choices=("mixed", *KINDS))
+    parser.add_argument("--top", type=int, default=40)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gw-profile-") as tmp:
+        env = {**os.environ, "GATEWATCH_HOME": str(Path(tmp) / "home")}
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        out = Path(tmp) / "proxy.prof"
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "proxy", "run",
+               "--name", "bench", "--db", str(Path(tmp) / "gw.db"), "--", *upstream_cmd()]
+        refusals = asyncio.run(drive(cmd, env, args.size, args.calls, args.kind))
+        stats = pstats.Stats(str(out))
+        print(f"{args.calls} tools/call of {args.size} B ({args.kind}), {refusals} refused; "
+              f"ncalls / {args.calls} = calls per tools/call")
+        stats.sort_stats("cumulative").print_stats(args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
