@@ -38,7 +38,7 @@ class Loose:
 
 def read(data: bytes) -> list[Loose] | Loose:
     """A list for something that reads as a batch, else one message."""
-    head = data[:SCAN_LIMIT]
+    head = data[:SCAN_LIMIT].removeprefix(b"\xef\xbb\xbf")  # a BOM does not hide the id
     start = _SPACE.match(head, 0)
     i = start.end() if start else 0
     if head[i : i + 1] == b"[":
