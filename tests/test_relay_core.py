@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from proxy.relay.strict import MAX_DEPTH
+from tests.hostile_frames import malformed_calls
 from tests.relay_core_harness import (
     ECHO_TOOLS,
     answers,
@@ -25,32 +25,7 @@ from tests.relay_core_harness import (
 )
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":'
-
-# Each of these reads as a tools/call to Python's json or Node's JSON.parse, yet is not strict
-# JSON (or its meaning depends on the parser). None may reach the upstream.
-MALFORMED_CALLS = {
-    "invalid UTF-8": CALL + b'{"text":"a\xffb"}}}',
-    "overlong encoding": CALL + b'{"text":"\xc0\xae\xc0\xae/etc"}}}',
-    "surrogate bytes": CALL + b'{"text":"\xed\xa0\x80"}}}',
-    "lone high surrogate escape": CALL + b'{"text":"\\ud800"}}}',
-    "lone low surrogate escape": CALL + b'{"text":"\\udc00x"}}}',
-    "NaN": CALL + b'{"n":NaN}}}',
-    "-Infinity": CALL + b'{"n":-Infinity}}}',
-    "number beyond a double": CALL + b'{"n":1e400}}}',
-    "duplicate tool name": b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":'
-    b'{"name":"echo","arguments":{},"name":"send_email"}}',
-    "duplicate argument": CALL + b'{"text":"a","text":"b"}}}',
-    "duplicate key deep down": CALL + b'{"x":[{"k":1,"k":2}]}}}',
-    "duplicate top-level method": b'{"jsonrpc":"2.0","id":7,"method":"ping",'
-    b'"method":"tools/call","params":{"name":"echo"}}',
-    "1,100 levels": CALL + b'{"x":' + b"[" * 1100 + b"]" * 1100 + b"}}}",
-    "past the depth limit": CALL + b'{"x":' + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
-    + b"}}}",
-    "trailing content": CALL + b'{"text":"a"}}} {"x":1}',
-    "truncated": CALL + b'{"text":"a"',
-    "control character in a string": CALL + b'{"text":"a\x00b"}}}',
-    "byte order mark": b"\xef\xbb\xbf" + CALL + b'{"text":"a"}}}',
-}
+MALFORMED_CALLS = malformed_calls(7, "echo", "text", "hello", benign="send_email")
 
 
 @pytest.fixture
