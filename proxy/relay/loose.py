@@ -75,9 +75,9 @@ def _message(members: dict[str, list[bytes]], method: Any = None) -> Loose:
     raw_id = _usable_id(members.get("id", []))
     if "method" in members:
         return Loose("request" if "id" in members else "notification", raw_id, method)
-    if "result" in members or "error" in members or "id" in members:
+    if "result" in members or "error" in members:
         return Loose("response", raw_id)
-    return Loose("unknown", None)
+    return Loose("unknown", raw_id)
 
 
 def _usable_id(values: list[bytes]) -> bytes | None:

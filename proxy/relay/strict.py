@@ -36,13 +36,17 @@ def parse(data: bytes, max_depth: int = MAX_DEPTH) -> tuple[Any, bool]:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise FrameError(PARSE_ERROR, f"not strict JSON: {exc}") from None
-    # A frame that is its own canonical form cannot hold a duplicate key: the dropped member
-    # would be missing from the re-serialisation. SDK clients and servers write compact JSON.
-    canonical = orjson.dumps(value) == data.strip(_WS)
-    if not canonical:
-        _no_duplicates(data)
+    # First, as orjson writes less deeply than it reads (a deep frame cannot be re-serialised).
     if data.count(b"[") + data.count(b"{") > max_depth and depth(value) > max_depth:
         raise FrameError(INVALID_REQUEST, f"nested deeper than {max_depth} levels")
+    # A frame that is its own canonical form cannot hold a duplicate key: the dropped member
+    # would be missing from the re-serialisation. SDK clients and servers write compact JSON.
+    try:
+        canonical = orjson.dumps(value) == data.strip(_WS)
+    except TypeError as exc:  # orjson cannot write it (the depth limit should prevent this)
+        raise FrameError(INVALID_REQUEST, f"cannot be re-serialised: {exc}") from None
+    if not canonical:
+        _no_duplicates(data)
     return value, canonical
 
 
