@@ -1,4 +1,4 @@
-"""A relay core with a real engine (and optionally the real detector), and readers for its actions."""
+"""A relay core with a real engine (optionally the real detector), and readers for its actions."""
 
 from __future__ import annotations
 

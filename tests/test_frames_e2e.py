@@ -159,4 +159,4 @@ async def test_unreadable_results_are_withheld_from_the_client(db_file) -> None:
     rows = events(db_file)
     for n, trace in enumerate(traces):
         [kept] = [r for r in rows if r["trace_id"] == trace and r["direction"] == "s2c"]
-        assert kept["payload"].startswith('{"jsonrpc":"2.0","id":%d' % n)
+        assert kept["payload"].startswith(f'{{"jsonrpc":"2.0","id":{n}')

@@ -217,7 +217,8 @@ async def test_strict_server_frames_pass_as_the_original_bytes(core) -> None:
 
 
 async def test_batch_members_are_decided_one_by_one(core) -> None:
-    batch = [call(1, text="ok"), call(2, "send_email", to="x@elsewhere.example"), {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    batch = [call(1, text="ok"), call(2, "send_email", to="x@elsewhere.example"),
+             {"jsonrpc": "2.0", "id": 3, "method": "ping"},
              {"jsonrpc": "2.0", "method": "notifications/x"}, {"bad": True}]
     actions = await core.client_frame(line(batch))
     [sent] = upstream(actions)

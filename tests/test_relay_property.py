@@ -196,9 +196,10 @@ def test_mutated_frames_are_decided_answered_once_and_never_stall(
         for data in frames:
             check(data, *await exchange(core, data))
             # The stream goes on: a clean request right after is answered, once.
-            to_client, _, _ = await exchange(core, b'{"jsonrpc":"2.0","id":"after","method":"ping"}')
+            ping = b'{"jsonrpc":"2.0","id":"after","method":"ping"}'
+            to_client, _, _ = await exchange(core, ping)
             assert [m.get("id") for m in to_client] == ["after"]
         assert core.pending == {} and core.held == {}
-        assert core._listing is None and core._parked == []
+        assert core.listing.current is None and core.listing.parked == []
 
     loop.run(scenario())

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from proxy import jsonrpc
@@ -29,10 +28,11 @@ from proxy.relay.actions import (
     Hold,
     Hooks,
     Record,
-    Timer,
     ToClient,
     ToServer,
 )
+from proxy.relay.frames import Call, Pending, audit_id, message_kind, refused_event, stamp
+from proxy.relay.listing import ToolListing
 from proxy.relay.messages import RawId, error_body, line, raw_id, result_body
 from proxy.relay.strict import INVALID_REQUEST, MAX_DEPTH, FrameError
 from proxy.session import Session
@@ -42,67 +42,7 @@ INSPECTED_METHODS = frozenset(("tools/call", "resources/read", "prompts/get"))
 # Results that need the engine or detector loaded; every other answer passes straight away.
 GATED_RESULTS = INSPECTED_METHODS | {"tools/list"}
 LIST_TIMEOUT = 15.0  # how long a call waits for Gatewatch's own tools/list
-MAX_LIST_PAGES = 100
 _WS = b" \t\r\n"
-_META_KEYS = (jsonrpc.META_PROTOCOL_VERSION, jsonrpc.META_CLIENT_CAPS, jsonrpc.META_CLIENT_INFO)
-
-
-@dataclass(slots=True)
-class Pending:
-    """A client request the upstream has not answered yet."""
-
-    method: str
-    raw_id: RawId
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None  # of a tools/call, for the engine's taint step
-    t0: float = 0.0
-
-
-@dataclass(slots=True)
-class Call:
-    """A tools/call as the core decides it."""
-
-    msg: dict[str, Any]
-    data: bytes  # what goes upstream when it is allowed
-    raw_id: RawId
-    params: dict[str, Any]
-    event: AuditEvent
-
-    @property
-    def tool(self) -> str:
-        name = self.params.get("name")
-        return name if isinstance(name, str) else ""
-
-    @property
-    def arguments(self) -> dict[str, Any]:
-        args = self.params.get("arguments")
-        return args if isinstance(args, dict) else {}
-
-    @property
-    def key(self) -> Any:
-        return id_key(self.msg.get("id"))
-
-
-@dataclass(slots=True)
-class Listing:
-    """Gatewatch's own tools/list, fetched because a call named a tool not listed yet."""
-
-    rpc_id: str
-    meta: dict[str, Any] | None
-    pages: int = 1
-
-
-def message_kind(msg: Any) -> str:
-    """request | notification | response | error | invalid, checking the fields' types."""
-    kind = jsonrpc.kind_of(msg)
-    if kind in ("request", "notification") and not isinstance(msg["method"], str):
-        return "invalid"
-    if kind != "notification" and kind != "invalid":
-        rpc_id = msg.get("id")
-        valid = isinstance(rpc_id, (str, int, float)) and not isinstance(rpc_id, bool)
-        if not valid and not (kind == "error" and rpc_id is None):
-            return "invalid"
-    return kind
 
 
 class RelayCore:
@@ -125,8 +65,7 @@ class RelayCore:
         self.pending: dict[Any, Pending] = {}
         self.held: dict[Any, HeldCall] = {}
         self.listed: set[str] = set()  # tool names the upstream listed this session
-        self._listing: Listing | None = None
-        self._parked: list[Call] = []  # calls waiting for that listing
+        self.listing = ToolListing(self._own_id, self._saw_tools, self._decide, list_timeout)
         self._asked_client: set[str] = set()  # ids of Gatewatch's requests to the client
         self._next_id = 0
         self._later: list[Callable[[], None]] = []
@@ -177,7 +116,7 @@ class RelayCore:
         params = msg.get("params")
         params = params if isinstance(params, dict) else {}
         event = AuditEvent(
-            "c2s", kind, method=method, rpc_id=id_text(rpc_id), size=len(data), payload=msg
+            "c2s", kind, method=method, rpc_id=audit_id(rid, rpc_id), size=len(data), payload=msg
         )
         if kind == "request":
             self._observe_client(method, params)
@@ -227,8 +166,7 @@ class RelayCore:
         await self.gate.wait_ready()
         self.session.calls += 1
         if self._must_list(call.tool):
-            self._parked.append(call)
-            return [] if self._listing is not None else self._list_tools(None, call.params)
+            return self.listing.park(call)
         return self._decide(call)
 
     def _must_list(self, tool: str) -> bool:
@@ -291,7 +229,7 @@ class RelayCore:
         result = jsonrpc.tool_error_result(f"{BLOCK_PREFIX} {reason}", era=self.session.era)
         out = result_body(rid, result) + b"\n"
         event = AuditEvent(
-            "gw2c", "response", method="tools/call", rpc_id=_id_text(rid, rpc_id), tool=tool,
+            "gw2c", "response", method="tools/call", rpc_id=audit_id(rid, rpc_id), tool=tool,
             size=len(out), verdict="deny", contract=contract, reason=reason,
             decided_by=decided_by, detail=detail, payload=result,
         )
@@ -320,14 +258,7 @@ class RelayCore:
         held = self.held.get(key)
         if held is not None:
             held.cancelled.set()
-        parked = [c for c in self._parked if c.key == key and key is not None]
-        for call in parked:
-            # The client gave up on it: no answer is expected and nothing goes upstream.
-            self._parked.remove(call)
-            call.event.tool = call.tool
-            call.event.verdict, call.event.decided_by = "deny", "cancelled"
-            call.event.reason = "cancelled by the client while Gatewatch listed the tools"
-        return [Record(c.event) for c in parked]
+        return self.listing.cancel(key)
 
     # ---- Gatewatch's own tools/list ------------------------------------------------------------
 
@@ -335,64 +266,11 @@ class RelayCore:
         self._next_id += 1
         return f"{GW_ID_PREFIX}{self._next_id}"
 
-    def _list_tools(self, cursor: str | None, call_params: dict[str, Any] | None) -> list[Action]:
-        meta = self._listing.meta if self._listing is not None else _era_meta(call_params)
-        params: dict[str, Any] = {}
-        if cursor is not None:
-            params["cursor"] = cursor
-        if meta:
-            params["_meta"] = meta
-        pages = self._listing.pages + 1 if self._listing is not None else 1
-        listing = Listing(self._own_id(), meta, pages)
-        self._listing = listing
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": listing.rpc_id, "method": "tools/list"}
-        if params:
-            msg["params"] = params
-        out = jsonrpc.dumps(msg) + b"\n"
-        event = AuditEvent("gw2s", "request", method="tools/list", rpc_id=listing.rpc_id,
-                           size=len(out), payload=msg,
-                           reason="a call named a tool not listed yet")
-        return [ToServer(out), Record(event),
-                Timer(self.list_timeout, lambda: self._listing_timeout(listing))]
-
-    def _listing_timeout(self, listing: Listing) -> list[Action]:
-        if self._listing is not listing:
-            return []
-        event = AuditEvent("gw", "lifecycle", method="tools/list", rpc_id=listing.rpc_id,
-                           reason=f"no answer to Gatewatch's tools/list in {self.list_timeout:g} s")
-        return [Record(event), *self._end_listing()]
-
-    def _listing_answer(self, msg: dict[str, Any], event: AuditEvent) -> list[Action]:
-        event.direction = "s2gw"
-        event.method = "tools/list"
-        result = msg.get("result")
-        if isinstance(result, dict):
-            tools = result.get("tools")
-            if isinstance(tools, list):
-                self._saw_tools(tools)
-            cursor = result.get("nextCursor")
-            listing = self._listing
-            if isinstance(cursor, str) and cursor and listing and listing.pages < MAX_LIST_PAGES:
-                return [Record(event), *self._list_tools(cursor, None)]
-        return [Record(event), *self._end_listing()]
-
-    def _end_listing(self) -> list[Action]:
-        """Decide the calls that waited for the listing, in the order they came."""
-        self._listing = None
-        parked, self._parked = self._parked, []
-        actions: list[Action] = []
-        for call in parked:
-            actions += self._decide(call)
-        return actions
-
     def _saw_tools(self, tools: list[Any]) -> None:
         self.gate.tools_listed(tools)
         self.listed.update(
             t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)
         )
-
-    def _is_listing(self, rpc_id: Any) -> bool:
-        return self._listing is not None and rpc_id == self._listing.rpc_id
 
     # ---- requests Gatewatch sends the client (elicitation) -----------------------------------
 
@@ -435,7 +313,7 @@ class RelayCore:
             size = len(jsonrpc.dumps(member))
             kind = message_kind(member)
             if kind == "invalid":
-                actions.append(Record(_refused_event("c2s", "invalid", size, member,
+                actions.append(Record(refused_event("c2s", "invalid", size, member,
                                                      "not a JSON-RPC message")))
                 answers.append(error_body(rid if rid != messages.NULL_ID else None,
                                           INVALID_REQUEST, "gatewatch refused this message: "
@@ -451,9 +329,7 @@ class RelayCore:
                 self.session.calls += 1
                 if self._must_list(call.tool):
                     # Decided after the listing, then sent on its own line.
-                    self._parked.append(call)
-                    if self._listing is None:
-                        actions += self._list_tools(None, call.params)
+                    actions += self.listing.park(call)
                     continue
                 verdict = self._verdict(call)
                 actions.append(Record(event))
@@ -498,11 +374,11 @@ class RelayCore:
         notifications are dropped. The frame's bytes go to the audit (which redacts them)."""
         found = loose.read(data)
         members = found if isinstance(found, list) else [found]
-        event = _refused_event("c2s", kind, size if size is not None else len(data),
+        event = refused_event("c2s", kind, size if size is not None else len(data),
                                data if payload is None else payload, err.reason)
         if isinstance(found, loose.Loose):
             event.method = found.method
-            event.rpc_id = _id_text(found.raw_id)
+            event.rpc_id = audit_id(found.raw_id)
         actions: list[Action] = [Record(event)]
         text = f"gatewatch refused this message: {err.reason}"
         answers: list[bytes] = []
@@ -586,8 +462,8 @@ class RelayCore:
             if msg["method"] == "notifications/tools/list_changed":
                 self.gate.tools_changed()
             return True, None, [Record(event)]
-        if self._is_listing(rpc_id):
-            return False, None, self._listing_answer(msg, event)
+        if self.listing.owns(rpc_id):
+            return False, None, self.listing.answer(msg, event)
         pending = self.pending.pop(id_key(rpc_id), None)
         if pending is None:
             if rpc_id is None:  # the upstream's complaint about a frame: nothing for a model
@@ -670,20 +546,20 @@ class RelayCore:
         found = loose.read(data)
         members = found if isinstance(found, list) else [found]
         trace = messages.new_trace_id()
-        event = _refused_event("s2c", kind, size if size is not None else len(data), data, reason)
+        event = refused_event("s2c", kind, size if size is not None else len(data), data, reason)
         event.verdict = "block"
         event.trace_id = trace
         event.payload_limit = FULL_PAYLOAD_LIMIT
         if isinstance(found, loose.Loose):
             event.method = found.method
-            event.rpc_id = _id_text(found.raw_id)
+            event.rpc_id = audit_id(found.raw_id)
         actions: list[Action] = [Record(event)]
         bodies: list[bytes] = []
         for m in members:
             if m.kind == "response" and m.raw_id is not None:
                 value = m.id_value
-                if self._is_listing(value):
-                    actions += self._end_listing()
+                if self.listing.owns(value):
+                    actions += self.listing.done()
                     continue
                 answer = self._answer_withheld(value, reason, trace)
                 if answer is not None:
@@ -700,10 +576,10 @@ class RelayCore:
         self, rpc_id: Any, reason: str, kind: str, size: int, payload: Any
     ) -> tuple[bool, bytes | None, list[Action]]:
         trace = messages.new_trace_id()
-        event = _refused_event("s2c", kind, size, payload, reason)
+        event = refused_event("s2c", kind, size, payload, reason)
         event.verdict, event.trace_id, event.rpc_id = "block", trace, id_text(rpc_id)
-        if self._is_listing(rpc_id):
-            return False, None, [Record(event), *self._end_listing()]
+        if self.listing.owns(rpc_id):
+            return False, None, [Record(event), *self.listing.done()]
         answer = self._answer_withheld(rpc_id, reason, trace)
         if answer is None:
             return False, None, [Record(event)]
@@ -723,38 +599,3 @@ class RelayCore:
                                           "frame", payload)
 
 
-def stamp(event: AuditEvent, verdict: Verdict, decided_by: str) -> None:
-    event.verdict = verdict.verdict
-    event.contract = verdict.contract
-    event.reason = verdict.reason
-    event.decided_by = decided_by
-    event.detail = verdict.audit_detail()
-
-
-def _refused_event(direction: str, kind: str, size: int, payload: Any, reason: str) -> AuditEvent:
-    return AuditEvent(direction, kind, size=size, verdict="deny", contract="frame",
-                      reason=reason, decided_by="frame", payload=payload)
-
-
-def _id_text(rid: RawId | None, value: Any = None) -> str | None:
-    """The id as the audit log stores it: strings unquoted, numbers as written."""
-    if value is not None and isinstance(value, str):
-        return value
-    if rid is None or rid == messages.NULL_ID:
-        return None
-    if rid[:1] == b'"':
-        try:
-            text = jsonrpc.loads(rid)
-        except ValueError:
-            return None
-        return text if isinstance(text, str) else None
-    return rid.decode("ascii", "replace")
-
-
-def _era_meta(params: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The 2026-07-28 era's per-request _meta (protocol version, capabilities, client info),
-    copied from the call onto Gatewatch's own request so the upstream reads it the same way."""
-    meta = params.get("_meta") if params else None
-    if not isinstance(meta, dict) or jsonrpc.META_PROTOCOL_VERSION not in meta:
-        return None
-    return {key: meta[key] for key in _META_KEYS if key in meta}
