@@ -34,7 +34,7 @@ from proxy.relay.actions import (
 from proxy.relay.frames import Call, Pending, audit_id, message_kind, refused_event, stamp
 from proxy.relay.listing import ToolListing
 from proxy.relay.messages import RawId, error_body, line, raw_id, result_body
-from proxy.relay.strict import INVALID_REQUEST, MAX_DEPTH, FrameError
+from proxy.relay.strict import INVALID_REQUEST, FrameError
 from proxy.session import Session
 
 MAX_PARSE = 64 * 1024 * 1024  # a frame above this is never passed: it cannot be scanned whole
@@ -53,14 +53,12 @@ class RelayCore:
         hooks: Hooks | None = None,
         *,
         max_parse: int = MAX_PARSE,
-        max_depth: int = MAX_DEPTH,
         list_timeout: float = LIST_TIMEOUT,
     ) -> None:
         self.session = session
         self.gate = gate
         self.hooks = hooks or Hooks()
         self.max_parse = max_parse
-        self.max_depth = max_depth
         self.list_timeout = list_timeout
         self.pending: dict[Any, Pending] = {}
         self.held: dict[Any, HeldCall] = {}
@@ -87,7 +85,7 @@ class RelayCore:
         if not data.strip(_WS):
             return []  # a blank line is not a frame; nobody needs it
         try:
-            msg, canonical = strict.parse(data, self.max_depth)
+            msg, canonical = strict.parse(data)
         except FrameError as err:
             return self._refuse(data, err, "parse_error")
         if isinstance(msg, list):
@@ -412,7 +410,7 @@ class RelayCore:
         if not data.strip(_WS):
             return []
         try:
-            msg, _ = strict.parse(data, self.max_depth)
+            msg, _ = strict.parse(data)
         except FrameError as err:
             return self._withhold(data, err.reason, "parse_error")
         if isinstance(msg, list):
