@@ -6,15 +6,19 @@ exactly one answer (from Gatewatch, with its id), and the traffic after them is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.hostile_frames import malformed_calls
 from tests.relay_pipes import RawProxy, echo_upstream, events
 from tests.support import npm_server, upstream
+from tests.test_relay_property import answered_as_expected, mutated
 
 pytestmark = pytest.mark.e2e
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -160,3 +164,36 @@ async def test_unreadable_results_are_withheld_from_the_client(db_file) -> None:
     for n, trace in enumerate(traces):
         [kept] = [r for r in rows if r["trace_id"] == trace and r["direction"] == "s2c"]
         assert kept["payload"].startswith(f'{{"jsonrpc":"2.0","id":{n}')
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(frames=st.lists(mutated(), min_size=20, max_size=20))
+def test_mutated_frames_through_a_real_proxy_never_stall(
+    frames: list[bytes], db_file: Path
+) -> None:
+    """The property test's mutations, through real pipes: each request a lenient reader sees is
+    answered exactly once, a call after each is answered, the upstream never saw a line it could
+    not parse (it would answer that with its own parse error).
+
+    The call after each frame names a tool that is never listed, so it waits for Gatewatch's
+    own tools/list behind any call the frame itself parked: its answer comes after the frame's."""
+
+    async def scenario() -> None:
+        proxy = await RawProxy.start(db_file, echo_upstream())
+        try:
+            for n, data in enumerate(frames):
+                await proxy.send_raw(data + b"\n")
+                await proxy.send({"jsonrpc": "2.0", "id": f"after-{n}", "method": "tools/call",
+                                  "params": {"name": "never-listed", "arguments": {}}})
+                answer, before = await until_answer(proxy, f"after-{n}")
+                assert answer["result"]["isError"] is True
+                flat = [m for b in before for m in (b if isinstance(b, list) else [b])]
+                responses = [m for m in flat if isinstance(m, dict) and "method" not in m]
+                assert answered_as_expected(data, len(responses)), (data, before)
+                assert not any("parse error" in json.dumps(m) for m in responses), (data, before)
+            proxy.close_stdin()
+            assert await proxy.wait() == 0
+        finally:
+            await proxy.kill()
+
+    asyncio.run(scenario())

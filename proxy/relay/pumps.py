@@ -129,18 +129,30 @@ class Relay:
 
     async def pump_client(self) -> None:
         """Client → upstream, until the client closes its end."""
-        await self._pump(self.client_in, self.core.client_frame, self.core.client_oversize)
+        await self._pump("c2s", self.client_in, self.core.client_frame, self.core.client_oversize)
 
     async def pump_server(self) -> None:
         """Upstream → client, until the upstream closes its stdout."""
-        await self._pump(self.upstream_out, self.core.server_frame, self.core.server_oversize)
+        await self._pump("s2c", self.upstream_out, self.core.server_frame,
+                         self.core.server_oversize)
 
-    async def _pump(self, reader: asyncio.StreamReader, frame_in: Any, oversize: Any) -> None:
+    async def _pump(
+        self, direction: str, reader: asyncio.StreamReader, frame_in: Any, oversize: Any
+    ) -> None:
         head = bytearray()
         seen = 0
         async for frame in read_frames(reader, self.max_parse):
             if isinstance(frame, Line):
-                await self.run(await frame_in(frame.data))
+                try:
+                    actions = await frame_in(frame.data)
+                except Exception as exc:
+                    # A bug must not end the session or let the frame through: it is dropped.
+                    traceback.print_exc(file=sys.stderr)
+                    actions = [Record(AuditEvent(
+                        direction, "internal_error", size=len(frame.data), verdict="deny",
+                        contract="internal", reason=f"Gatewatch failed on this frame: {exc!r}",
+                        payload=frame.data))]
+                await self.run(actions)
                 self.core.run_later()
                 continue
             # An oversize line is never passed on: its head is kept for the answer and the audit.
