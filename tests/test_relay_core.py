@@ -394,3 +394,27 @@ async def test_session_hooks_are_told(db_file: Path, tmp_path: Path) -> None:
                                   "params": {"protocolVersion": "2025-11-25",
                                              "capabilities": {}, "clientInfo": {"name": "c"}}}))
     assert changed == ["x"] and core.session.client_info == {"name": "c"}
+
+
+async def test_tools_call_sent_as_a_notification_never_runs(core) -> None:
+    msg = call(1, text="x")
+    del msg["id"]
+    actions = await core.client_frame(line(msg))
+    assert upstream(actions) == [] and client(actions) == []
+    [event] = records(actions)
+    assert event.verdict == "deny" and "notification" in event.reason
+
+
+async def test_a_second_request_with_a_pending_id_is_refused(core) -> None:
+    assert upstream(await core.client_frame(line(call(5, text="a"))))
+    actions = await core.client_frame(line(call(5, text="b")))
+    assert upstream(actions) == []
+    [answer] = answers(actions)
+    assert answer["id"] == 5 and answer["error"]["code"] == -32600
+    # In one batch too: the first is decided, the repeat is answered with an error.
+    actions = await core.client_frame(line([call(6, text="a"), call(6, text="b")]))
+    assert [json.loads(d)[0]["id"] for d in upstream(actions)] == [6]
+    assert [a["id"] for a in answers(actions)] == [6]
+    # Once answered, the id is free again.
+    await core.server_frame(text_result(5, "done"))
+    assert upstream(await core.client_frame(line(call(5, text="c"))))

@@ -34,6 +34,7 @@ from proxy.relay.actions import (
 from proxy.relay.frames import Call, Pending, audit_id, message_kind, refused_event, stamp
 from proxy.relay.listing import ToolListing
 from proxy.relay.messages import RawId, error_body, line, raw_id, result_body
+from proxy.relay.refusals import Refusals, withheld_event
 from proxy.relay.strict import INVALID_REQUEST, FrameError
 from proxy.session import Session
 
@@ -64,6 +65,7 @@ class RelayCore:
         self.held: dict[Any, HeldCall] = {}
         self.listed: set[str] = set()  # tool names the upstream listed this session
         self.listing = ToolListing(self._own_id, self._saw_tools, self._decide, list_timeout)
+        self.refusals = Refusals(self.pending, self.listing, session, self._answered)
         self._asked_client: set[str] = set()  # ids of Gatewatch's requests to the client
         self._next_id = 0
         self._later: list[Callable[[], None]] = []
@@ -87,11 +89,11 @@ class RelayCore:
         try:
             msg, canonical = strict.parse(data)
         except FrameError as err:
-            return self._refuse(data, err, "parse_error")
+            return self.refusals.refuse(data, err, "parse_error")
         if isinstance(msg, list):
             return await self._client_batch(msg, data, canonical)
         if message_kind(msg) == "invalid":
-            return self._refuse(data, FrameError(INVALID_REQUEST, "not a JSON-RPC message"),
+            return self.refusals.refuse(data, FrameError(INVALID_REQUEST, "not a JSON-RPC message"),
                                 "invalid", payload=msg)
         rid = raw_id(msg.get("id")) if canonical else self._raw_id_of(data, msg)
         return await self._client_message(msg, data, rid)
@@ -99,7 +101,7 @@ class RelayCore:
     def client_oversize(self, head: bytes, size: int) -> list[Action]:
         err = FrameError(INVALID_REQUEST, f"a frame of {size} bytes is over the "
                                           f"{self.max_parse}-byte limit")
-        return self._refuse(head[: loose.SCAN_LIMIT], err, "oversize", size=size)
+        return self.refusals.refuse(head[: loose.SCAN_LIMIT], err, "oversize", size=size)
 
     def _raw_id_of(self, data: bytes, msg: dict[str, Any]) -> RawId:
         found = loose.read(data)
@@ -117,11 +119,17 @@ class RelayCore:
             "c2s", kind, method=method, rpc_id=audit_id(rid, rpc_id), size=len(data), payload=msg
         )
         if kind == "request":
+            if self._in_use(rpc_id):
+                return self._duplicate_id(rid, event)
             self._observe_client(method, params)
             if method == "tools/call":
                 return await self._call(Call(msg, data, rid, params, event))
             self._track(rpc_id, Pending(method, rid))
             return [ToServer(data), Record(event)]
+        if kind == "notification" and method == "tools/call":
+            # No id, so no answer and no way to hold it: a call nobody decided never runs.
+            stamp(event, Verdict("deny", "frame", "tools/call sent as a notification"), "frame")
+            return [Record(event)]
         if kind == "notification":
             cancelled = []
             if method == "notifications/cancelled":
@@ -151,6 +159,21 @@ class RelayCore:
         if key is not None:
             pending.t0 = time.perf_counter()
             self.pending[key] = pending
+
+    def _in_use(self, rpc_id: Any) -> bool:
+        """Is this id already waiting for an answer? Two answers could not be told apart."""
+        key = id_key(rpc_id)
+        return key is not None and (
+            key in self.pending or key in self.held
+            or any(call.key == key for call in self.listing.parked)
+        )
+
+    def _duplicate_id(self, rid: RawId, event: AuditEvent) -> list[Action]:
+        reason = "its id is already in use by a request still waiting for its answer"
+        event.verdict, event.contract, event.decided_by, event.reason = (
+            "deny", "frame", "frame", reason)
+        out = error_body(rid, INVALID_REQUEST, f"gatewatch refused this message: {reason}")
+        return [ToClient(out + b"\n"), Record(event)]
 
     def _answered(self, rpc_id: str, result: Any, error: Any) -> list[Action]:
         if rpc_id not in self._asked_client:
@@ -294,7 +317,8 @@ class RelayCore:
         """Batches (2025-03-26) are decided per member; refused and denied members are answered
         by Gatewatch in one batch, the rest go upstream (the original bytes when all of them)."""
         if not batch:
-            return self._refuse(data, FrameError(INVALID_REQUEST, "an empty batch"), "invalid")
+            empty = FrameError(INVALID_REQUEST, "an empty batch")
+            return self.refusals.refuse(data, empty, "invalid")
         found = [] if canonical else loose.read(data)
         rids = [
             raw_id(m.get("id") if isinstance(m, dict) else None) if canonical
@@ -316,6 +340,12 @@ class RelayCore:
                 answers.append(error_body(rid if rid != messages.NULL_ID else None,
                                           INVALID_REQUEST, "gatewatch refused this message: "
                                           "not a JSON-RPC message"))
+                continue
+            if kind == "request" and self._in_use(member["id"]):
+                dup = self._duplicate_id(rid, AuditEvent("c2s", "request", size=size,
+                                                         payload=member))
+                answers += [a.data.rstrip(b"\n") for a in dup if isinstance(a, ToClient)]
+                actions += [a for a in dup if isinstance(a, Record)]
                 continue
             if kind == "request" and member["method"] == "tools/call":
                 params = member.get("params")
@@ -361,47 +391,6 @@ class RelayCore:
             out.append(ToClient(line(answers, batch=True)))
         return out + actions
 
-    # ---- frames refused on the way in --------------------------------------------------------
-
-    def _refuse(
-        self, data: bytes, err: FrameError, kind: str, *, size: int | None = None,
-        payload: Any = None,
-    ) -> list[Action]:
-        """A client frame that is not passed: requests get an error with their own id (null
-        when it cannot be read), answers to the upstream's requests become errors to it,
-        notifications are dropped. The frame's bytes go to the audit (which redacts them)."""
-        found = loose.read(data)
-        members = found if isinstance(found, list) else [found]
-        event = refused_event("c2s", kind, size if size is not None else len(data),
-                               data if payload is None else payload, err.reason)
-        if isinstance(found, loose.Loose):
-            event.method = found.method
-            event.rpc_id = audit_id(found.raw_id)
-        actions: list[Action] = [Record(event)]
-        text = f"gatewatch refused this message: {err.reason}"
-        answers: list[bytes] = []
-        for m in members:
-            if m.kind == "notification":
-                continue
-            if m.kind == "response" and m.raw_id is not None:
-                value = m.id_value
-                if isinstance(value, str) and value.startswith(GW_ID_PREFIX):
-                    actions += self._answered(value, None, {"message": text})
-                else:  # the upstream's request gets an error instead of a garbled answer
-                    actions.append(ToServer(error_body(m.raw_id, err.code, text) + b"\n"))
-                continue
-            answers.append(error_body(m.raw_id, err.code, text))
-        if not members:  # a batch too broken to read: one error, as JSON-RPC says
-            answers.append(error_body(None, err.code, text))
-        if answers:
-            out = line(answers, batch=isinstance(found, list) and bool(members))
-            actions.append(ToClient(out))
-            actions.append(Record(AuditEvent("gw2c", "error", method=event.method,
-                                             rpc_id=event.rpc_id, size=len(out), verdict="deny",
-                                             contract="frame", reason=err.reason,
-                                             decided_by="frame")))
-        return actions
-
     # ---- upstream → client -----------------------------------------------------------------------
 
     async def server_frame(self, data: bytes) -> list[Action]:
@@ -412,7 +401,7 @@ class RelayCore:
         try:
             msg, _ = strict.parse(data)
         except FrameError as err:
-            return self._withhold(data, err.reason, "parse_error")
+            return self.refusals.withhold(data, err.reason, "parse_error")
         if isinstance(msg, list):
             return await self._server_batch(msg, data)
         keep, body, actions = await self._server_message(msg, len(data))
@@ -424,7 +413,7 @@ class RelayCore:
 
     def server_oversize(self, head: bytes, size: int) -> list[Action]:
         reason = f"{size} bytes, over the {self.max_parse}-byte limit it can scan whole"
-        return self._withhold(head, reason, "oversize", size=size)
+        return self.refusals.withhold(head, reason, "oversize", size=size)
 
     async def _server_batch(self, batch: list[Any], data: bytes) -> list[Action]:
         kept: list[Any] = []
@@ -450,7 +439,8 @@ class RelayCore:
         kind = message_kind(msg)
         if kind == "invalid":
             rpc_id = msg.get("id") if isinstance(msg, dict) else None
-            return self._withhold_one(rpc_id, "not a JSON-RPC message", "invalid", size, msg)
+            return self.refusals.withhold_one(rpc_id, "not a JSON-RPC message", "invalid",
+                                              size, msg)
         rpc_id = msg.get("id")
         event = AuditEvent("s2c", kind, method=msg.get("method"), rpc_id=id_text(rpc_id),
                            size=size, payload=msg)
@@ -477,7 +467,7 @@ class RelayCore:
         if pending.method in GATED_RESULTS:
             if not isinstance(result, dict):
                 self.pending[id_key(rpc_id)] = pending
-                return self._withhold_one(rpc_id, "the result is not an object", "invalid",
+                return self.refusals.withhold_one(rpc_id, "the result is not an object", "invalid",
                                           size, msg)
             await self.gate.wait_ready()
         if not isinstance(result, dict):
@@ -520,80 +510,5 @@ class RelayCore:
         text = messages.blocked_text(method, check.reason, trace)
         body, payload = messages.withheld_body(method, pending.raw_id, text, trace,
                                                self.session.era)
-        return False, body, [Record(event), Record(self._withheld_event(
+        return False, body, [Record(event), Record(withheld_event(
             pending, event.rpc_id, len(body), check.reason or None, trace, "detector", payload))]
-
-    def _withheld_event(
-        self, pending: Pending, rpc_id: str | None, size: int, reason: str | None, trace: str,
-        contract: str, payload: Any,
-    ) -> AuditEvent:
-        return AuditEvent(
-            "gw2c", "error" if "error" in payload else "response", method=pending.method,
-            rpc_id=rpc_id, tool=pending.tool, size=size, verdict="block", contract=contract,
-            reason=reason, decided_by=contract, trace_id=trace, payload=payload,
-        )
-
-    # ---- frames withheld on the way out ------------------------------------------------------
-
-    def _withhold(
-        self, data: bytes, reason: str, kind: str, size: int | None = None
-    ) -> list[Action]:
-        """An upstream frame that cannot be read strictly or scanned whole: each answer in it
-        reaches its pending request as an error with a trace id; each request in it is refused
-        back to the upstream; the original bytes stay in the audit."""
-        found = loose.read(data)
-        members = found if isinstance(found, list) else [found]
-        trace = messages.new_trace_id()
-        event = refused_event("s2c", kind, size if size is not None else len(data), data, reason)
-        event.verdict = "block"
-        event.trace_id = trace
-        event.payload_limit = FULL_PAYLOAD_LIMIT
-        if isinstance(found, loose.Loose):
-            event.method = found.method
-            event.rpc_id = audit_id(found.raw_id)
-        actions: list[Action] = [Record(event)]
-        bodies: list[bytes] = []
-        for m in members:
-            if m.kind == "response" and m.raw_id is not None:
-                value = m.id_value
-                if self.listing.owns(value):
-                    actions += self.listing.done()
-                    continue
-                answer = self._answer_withheld(value, reason, trace)
-                if answer is not None:
-                    bodies.append(answer[0])
-                    actions.append(Record(answer[1]))
-            elif m.kind == "request" and m.raw_id is not None:
-                text = f"gatewatch refused this message: {reason}"
-                actions.append(ToServer(error_body(m.raw_id, INVALID_REQUEST, text) + b"\n"))
-        if bodies:
-            actions.insert(0, ToClient(line(bodies, batch=isinstance(found, list))))
-        return actions
-
-    def _withhold_one(
-        self, rpc_id: Any, reason: str, kind: str, size: int, payload: Any
-    ) -> tuple[bool, bytes | None, list[Action]]:
-        trace = messages.new_trace_id()
-        event = refused_event("s2c", kind, size, payload, reason)
-        event.verdict, event.trace_id, event.rpc_id = "block", trace, id_text(rpc_id)
-        if self.listing.owns(rpc_id):
-            return False, None, [Record(event), *self.listing.done()]
-        answer = self._answer_withheld(rpc_id, reason, trace)
-        if answer is None:
-            return False, None, [Record(event)]
-        return False, answer[0], [Record(event), Record(answer[1])]
-
-    def _answer_withheld(
-        self, rpc_id: Any, reason: str, trace: str
-    ) -> tuple[bytes, AuditEvent] | None:
-        pending = self.pending.pop(id_key(rpc_id), None)
-        if pending is None:
-            return None
-        text = messages.unreadable_text(pending.method, reason, trace)
-        body, payload = messages.withheld_body(pending.method, pending.raw_id, text, trace,
-                                               self.session.era)
-        self.session.last_verdict = "block"
-        return body, self._withheld_event(pending, id_text(rpc_id), len(body), reason, trace,
-                                          "frame", payload)
-
-
