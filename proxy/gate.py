@@ -11,7 +11,10 @@ import asyncio
 import sys
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proxy.relay.actions import Asker
 
 BLOCK_PREFIX = "[gatewatch blocked]"
 
@@ -59,18 +62,41 @@ class Gate:
     `ready()`, intercepted frames wait on `wait_ready()`. A component that failed to load (a
     malformed policy or pack) leaves the gate `broken`: every call is denied with the reason."""
 
-    def __init__(self, engine: Any = None, detector: Any = None) -> None:
+    def __init__(
+        self, engine: Any = None, detector: Any = None, asker: Asker | None = None
+    ) -> None:
         self.engine = engine
         self.detector = detector
+        self.asker = asker  # the ask chain; without one, a call that needs a human is denied
         self.paused = False
         self.broken: str | None = None
         self._ready = asyncio.Event()
         if engine is not None or detector is not None:
             self._ready.set()
 
-    def ready(self, engine: Any = None, detector: Any = None, *, broken: str | None = None) -> None:
-        self.engine, self.detector, self.broken = engine, detector, broken
+    def ready(
+        self,
+        engine: Any = None,
+        detector: Any = None,
+        *,
+        asker: Asker | None = None,
+        broken: str | None = None,
+    ) -> None:
+        self.engine, self.detector, self.asker, self.broken = engine, detector, asker, broken
         self._ready.set()
+
+    @property
+    def pins_tools(self) -> bool:
+        """Does a decision depend on how the upstream lists its tools (an engine is deciding)?"""
+        return self.engine is not None and self.broken is None and not self.paused
+
+    def listing_stale(self) -> bool:
+        """The upstream said its tools changed and nobody has listed them since."""
+        try:
+            return bool(getattr(self.engine, "needs_tools_list", False))
+        except Exception:
+            _complain("tool pinning")
+            return True
 
     async def wait_ready(self) -> None:
         if not self._ready.is_set():

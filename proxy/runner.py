@@ -21,10 +21,10 @@ from typing import Any
 
 from proxy import jsonrpc, upstream
 from proxy.audit import AuditEvent, AuditWriter
-from proxy.framing import Line, read_frames
 from proxy.gate import Gate
 from proxy.redact import redact_argv
-from proxy.relay import MAX_PARSE, Relay
+from proxy.relay import MAX_PARSE, Hooks, Relay
+from proxy.relay.framing import Line, read_frames
 from proxy.session import Session
 from proxy.stdio import open_stdin, open_stdout
 from proxy.store.schema import SchemaError
@@ -107,26 +107,29 @@ async def run_proxy(opts: RunOptions) -> int:
         await _answer_first_request(opts, message)
         return AUDIT_FAILED
     assert proc.stdin is not None and proc.stdout is not None
-    relay = Relay(
-        session,
-        Gate(),
-        audit,
-        await open_stdin(opts.max_parse),
-        await open_stdout(),
-        proc.stdin,
-        proc.stdout,
-        max_parse=opts.max_parse,
-    )
     from proxy.ipc.session_link import client_fields, start_app_link
 
-    link = start_app_link(session, relay.gate)
+    gate = Gate()
+    link = start_app_link(session, gate)
 
     def client_changed() -> None:
         _client_changed(audit, session)
         link.update_session(**client_fields(session))
 
-    relay.on_session_change = client_changed
-    relay.on_notice = lambda event: link.notice(notice_fields(session, event))
+    relay = Relay(
+        session,
+        gate,
+        audit,
+        await open_stdin(opts.max_parse),
+        await open_stdout(),
+        proc.stdin,
+        proc.stdout,
+        hooks=Hooks(
+            session_changed=client_changed,
+            notice=lambda event: link.notice(notice_fields(session, event)),
+        ),
+        max_parse=opts.max_parse,
+    )
     loading = asyncio.create_task(_load_components(relay, opts, session, audit, link))
 
     health = None
@@ -227,8 +230,8 @@ async def _load_components(
     else:
         from proxy.ask.held import install
 
-        install(relay, opts.db_path, settings, engine=engine, write=write, app_link=link)
-        gate.ready(engine, detector)
+        asker = install(relay, opts.db_path, settings, engine=engine, write=write, app_link=link)
+        gate.ready(engine, detector, asker=asker)
         await asyncio.to_thread(_prune, opts.db_path, settings.retention_days)
         return
     print(f"gatewatch: {message}. Every tool call is denied until this is fixed.", file=sys.stderr)

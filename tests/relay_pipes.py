@@ -31,7 +31,10 @@ class RawProxy:
         self._stderr_task = asyncio.create_task(self._collect_stderr())
 
     @classmethod
-    async def start(cls, db: Path, command: list[str], *opts: str, name: str = "raw") -> RawProxy:
+    async def start(
+        cls, db: Path, command: list[str], *opts: str, name: str = "raw",
+        env: dict[str, str] | None = None,
+    ) -> RawProxy:
         proc = await asyncio.create_subprocess_exec(
             *GATEWATCH,
             "run",
@@ -45,7 +48,7 @@ class RawProxy:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=child_env(),
+            env=child_env(env),
             limit=1 << 26,
         )
         return cls(proc)

@@ -1,11 +1,11 @@
-"""proxy.framing: lines come out whole, oversize lines in bounded pieces, nothing lost or added."""
+"""proxy.relay.framing: lines come out whole, oversize lines in bounded pieces, nothing lost."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 
-from proxy.framing import READ_SIZE, Line, Piece, read_frames
+from proxy.relay.framing import READ_SIZE, Line, Piece, read_frames
 
 
 class ChunkReader(asyncio.StreamReader):

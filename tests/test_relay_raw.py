@@ -13,15 +13,18 @@ from tests.relay_pipes import RawProxy, echo_upstream, events, wait_for
 pytestmark = pytest.mark.e2e
 
 
-async def test_malformed_line_is_forwarded_audited_and_later_frames_work(db_file: Path) -> None:
+async def test_malformed_line_is_answered_by_gatewatch_and_later_frames_work(
+    db_file: Path,
+) -> None:
     proxy = await RawProxy.start(db_file, echo_upstream())
     broken = b'{"jsonrpc": "2.0", "id": 2, "method": \n'
     try:
         assert (await proxy.request(1, "ping"))["result"] == {"ok": True}
         await proxy.send_raw(broken)
-        # The upstream saw the broken line as is: it answers with its own parse error.
+        # Gatewatch answers it with the id it could still read; the upstream never saw it
+        # (it would have answered with its own parse error and id null).
         err = await proxy.recv()
-        assert err["error"]["code"] == -32700 and err["id"] is None
+        assert err["error"]["code"] == -32700 and err["id"] == 2
         assert (await proxy.request(3, "ping"))["result"] == {"ok": True}
         proxy.close_stdin()
         assert await proxy.wait() == 0
@@ -29,27 +32,29 @@ async def test_malformed_line_is_forwarded_audited_and_later_frames_work(db_file
         await proxy.kill()
     rows = events(db_file)
     bad = [r for r in rows if r["kind"] == "parse_error"]
-    # The client's broken line (c2s) and the upstream's answer to it (an error, s2c) are both kept.
-    assert [(r["direction"], r["size"]) for r in bad] == [("c2s", len(broken))]
+    assert [(r["direction"], r["size"], r["verdict"]) for r in bad] == [
+        ("c2s", len(broken), "deny")
+    ]
     assert bad[0]["payload"].startswith('{"jsonrpc": "2.0", "id": 2')
     assert [r["rpc_id"] for r in rows if r["kind"] == "response"] == ["1", "3"]
-    assert any(r["kind"] == "error" and r["direction"] == "s2c" for r in rows)
+    assert not any(r["direction"] == "s2c" and r["kind"] == "error" for r in rows)
 
 
-async def test_oversize_line_passes_untouched_both_ways(db_file: Path) -> None:
+async def test_oversize_frames_are_refused_or_withheld_never_passed(db_file: Path) -> None:
     proxy = await RawProxy.start(db_file, echo_upstream(), "--max-frame-mb", "0.01")
     blob = "x" * 50_000 + "é✓"  # 5x the 10 KB parse limit, with multi-byte characters
     try:
-        # Upstream → client: an oversize answer arrives whole and identical.
-        answer = await proxy.request(1, "echo", {"text": blob})
-        assert answer["result"]["text"] == blob
-        # Client → upstream: the upstream hashes exactly what it received.
+        # Client → upstream: the oversize request is answered by Gatewatch, never forwarded.
         line = json.dumps(
             {"jsonrpc": "2.0", "id": 2, "method": "digest", "params": {"text": blob}}
         ).encode()
         await proxy.send_raw(line + b"\n")
-        digest = (await proxy.recv())["result"]
-        assert digest == {"sha256": hashlib.sha256(line).hexdigest(), "size": len(line) + 1}
+        refused = await proxy.recv()
+        assert refused["id"] == 2 and refused["error"]["code"] == -32600
+        # Upstream → client: an answer too large to scan reaches its request as an error.
+        withheld = await proxy.request(1, "big", {"n": 50_000})
+        assert withheld["error"]["code"] == -32001
+        trace = withheld["error"]["data"]["trace_id"]
         assert (await proxy.request(3, "ping"))["result"] == {"ok": True}
         proxy.close_stdin()
         assert await proxy.wait() == 0
@@ -58,12 +63,13 @@ async def test_oversize_line_passes_untouched_both_ways(db_file: Path) -> None:
     rows = events(db_file)
     oversize = [(r["direction"], r["size"]) for r in rows if r["kind"] == "oversize"]
     assert ("c2s", len(line) + 1) in oversize
-    assert len([d for d, _ in oversize if d == "c2s"]) == 2  # the echo request and the digest one
-    assert len([d for d, _ in oversize if d == "s2c"]) == 1  # the echo answer
+    assert [d for d, _ in oversize] == ["c2s", "s2c"]
     assert all(size > 10_000 for _, size in oversize)
-    # Small frames on either side are parsed and audited normally.
-    assert [r["rpc_id"] for r in rows if r["kind"] == "request"] == ["3"]
-    assert any(r["kind"] == "response" and r["rpc_id"] == "2" for r in rows)
+    # The withheld answer is in the audit under its trace id, with its original bytes.
+    kept = [r for r in rows if r["trace_id"] == trace and r["direction"] == "s2c"]
+    assert len(kept) == 1 and kept[0]["payload"].startswith('{"jsonrpc": "2.0", "id": 1')
+    # Nothing of the refused request reached the upstream: it never answered id 2.
+    assert not any(r["direction"] == "s2c" and r["rpc_id"] == "2" for r in rows)
 
 
 async def test_very_large_frame_passes(db_file: Path) -> None:

@@ -1,9 +1,9 @@
 """Settling a call the relay holds because the engine said ask: the relay side of the chain.
 
-`install(relay, ...)` creates the chain and sets the relay's `ask_handler` hook. It builds the
-AskRequest, gives the chain a ClientChannel over the relay, and carries out the outcome: forward
-the call (a 2026-07-28 retry without Gatewatch's fields), answer `input_required`, deny, or say
-nothing at all when the client cancelled the call.
+`install(relay, ...)` creates the chain and returns the relay's asker (handed to the gate). It
+builds the AskRequest, gives the chain a ClientChannel over the relay, and carries out the
+outcome: forward the call (a 2026-07-28 retry without Gatewatch's fields), answer
+`input_required`, deny, or say nothing at all when the client cancelled the call.
 """
 
 from __future__ import annotations
@@ -74,6 +74,17 @@ def ask_request(
     )
 
 
+class HeldAsker:
+    """The relay's asker (proxy.relay.Asker): held calls go through this proxy's chain."""
+
+    def __init__(self, relay: Relay, chain: AskChain, engine: Any = None) -> None:
+        self.chain = chain
+        self.settle = ask_handler(relay, chain, engine)
+
+    def own_retry(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        return without_retry_fields(params) if self.chain.is_retry(params) else None
+
+
 def install(
     relay: Relay,
     db_path: Path,
@@ -82,18 +93,17 @@ def install(
     engine: Any,
     write: Write | None,
     app_link: AppLink | None,
-) -> AskChain:
-    """Create this proxy's chain and let the relay hand it every held call."""
+) -> HeldAsker:
+    """Create this proxy's chain; the returned asker hands it every held call."""
     from proxy.store.schema import connect
 
     session = relay.session
     chain = AskChain.create(
         session.server, session.id, connect(db_path), settings, write=write, app_link=app_link
     )
-    relay.ask_handler = ask_handler(relay, chain, engine)
     if app_link is not None:
         app_link.add_control_handler(lambda message: _reload(message, relay, chain, engine))
-    return chain
+    return HeldAsker(relay, chain, engine)
 
 
 def _reload(message: dict[str, Any], relay: Relay, chain: AskChain, engine: Any) -> None:
@@ -189,7 +199,7 @@ async def _carry_out(
     forward: bytes | None,
     engine: Any,
 ) -> None:
-    rpc_id = held.msg.get("id")
+    rpc_id = held.raw_id  # echoed exactly as the client wrote it
     detail = _detail(req, outcome)
     if outcome.input_required is not None:
         event = _event("gw2c", "response", req, outcome, "ask", detail)

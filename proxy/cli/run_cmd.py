@@ -17,7 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-frame-mb",
         type=float,
         default=64,
-        help="frames larger than this are forwarded uninspected and audited as oversize",
+        help="larger frames are never passed: a request is refused, an answer withheld",
     )
     parser.add_argument(
         "--health-port",

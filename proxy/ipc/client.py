@@ -145,13 +145,17 @@ class AppLink:
         reader, writer = await asyncio.open_unix_connection(str(path))
         self._writer = writer
         try:
-            writer.write(encode(self._hello))
+            sent = dict(self._hello)
+            writer.write(encode(sent))
             decoder = LineDecoder()
             hello = await asyncio.wait_for(self._first(reader, decoder), HELLO_TIMEOUT_S)
             if hello is None or not protocol.speaks_our_protocol(hello):
                 log.warning("app link: peer speaks an unknown protocol: %r", hello)
                 return
             self._connected.set()
+            changed = {k: v for k, v in self._hello.items() if sent.get(k) != v}
+            if changed:  # learnt while the app had not answered yet: that update was not sent
+                self.update_session(**changed)
             beat = asyncio.get_running_loop().create_task(self._heartbeats())
             try:
                 while chunk := await reader.read(65536):

@@ -7,6 +7,8 @@ Requests (one JSON-RPC message per line) are answered by method:
   exit     exit at once with params["code"]
   hold     answered only when stdin reaches EOF (a call the client abandons)
   burst    result = {"n"}, after sending params["n"] progress notifications
+  big      result = {"text": "x" * params["n"]} (a small request with a large answer)
+  raw      answers with the bytes bytes.fromhex(params["hex"]) as its whole line
 anything else → {"ok": true}. Notifications get no answer; a line that is not JSON gets a
 -32700 error with id null, and a batch gets an array of answers (as a server would).
 Options: --eof-exit N (exit code when stdin closes), --ignore-eof (keep running after EOF, until
@@ -49,6 +51,12 @@ def answer(msg: object, line: bytes, held: list[object]) -> object | None:
     elif method == "hold":
         held.append(rpc_id)
         return None
+    elif method == "raw":
+        sys.stdout.buffer.write(bytes.fromhex(params["hex"]) + b"\n")
+        sys.stdout.buffer.flush()
+        return None
+    elif method == "big":
+        result = {"text": "x" * int(params.get("n", 0))}
     elif method == "burst":
         for i in range(int(params.get("n", 0))):
             note = {
