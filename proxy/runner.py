@@ -232,7 +232,7 @@ async def _load_components(
 
         asker = install(relay, opts.db_path, settings, engine=engine, write=write, app_link=link)
         gate.ready(engine, detector, asker=asker)
-        await asyncio.to_thread(_prune, opts.db_path, settings.retention_days)
+        await asyncio.to_thread(_housekeeping, opts.db_path, settings.retention_days)
         return
     print(f"gatewatch: {message}. Every tool call is denied until this is fixed.", file=sys.stderr)
     gate.ready(broken=f"Gatewatch {message}")
@@ -241,14 +241,22 @@ async def _load_components(
     )
 
 
-def _prune(db_path: Path, retention_days: int) -> None:
+def _housekeeping(db_path: Path, retention_days: int) -> None:
+    """Off the hot path, after start: close vanished sessions, prune old history when due."""
     from proxy.paths import data_dir
     from proxy.store.retention import prune_if_due
+    from proxy.store.schema import connect
+    from proxy.store.sessions import close_vanished
 
     try:
+        conn = connect(db_path)
+        try:
+            close_vanished(conn)
+        finally:
+            conn.close()
         prune_if_due(db_path, retention_days, data_dir() / "last-prune")
     except sqlite3.Error as exc:  # never fatal: the relay goes on, the next start tries again
-        print(f"gatewatch: pruning old history failed: {exc}", file=sys.stderr)
+        print(f"gatewatch: tidying the audit database failed: {exc}", file=sys.stderr)
 
 
 def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:

@@ -189,3 +189,39 @@ async def test_upstream_stderr_reaches_the_client_log(db_file: Path) -> None:
         await proxy.kill()
     assert code == 0
     assert b"upstream says hi" in proxy.stderr
+
+
+async def test_a_killed_proxys_session_is_closed_by_the_next_proxy(db_file: Path) -> None:
+    """A client that SIGKILLs its servers (Codex does, 1 ms after SIGTERM) leaves no session
+    shown as running: the next proxy to start closes it at its last audit row."""
+    first = await RawProxy.start(db_file, echo_upstream())
+    try:
+        await _pids(first)
+        await wait_for(lambda: query(db_file, "SELECT id FROM events"), what="a first audit row")
+        first.proc.kill()
+        await first.wait()
+    finally:
+        await first.kill()
+    (killed,) = query(db_file, "SELECT id, ended_at FROM sessions")
+    assert killed["ended_at"] is None  # nothing could be written at SIGKILL
+
+    second = await RawProxy.start(db_file, echo_upstream())
+    try:
+        await _pids(second)
+        row = await wait_for(
+            lambda: query(
+                db_file, "SELECT ended_at, end_reason FROM sessions WHERE id = ? "
+                "AND ended_at IS NOT NULL", (killed["id"],),
+            ),
+            what="the vanished session closed",
+        )
+        assert "vanished" in row[0]["end_reason"]
+        last = query(db_file, "SELECT MAX(ts) AS ts FROM events WHERE session_id = ?",
+                     (killed["id"],))[0]["ts"]
+        assert row[0]["ended_at"] == last
+        # the running proxy's own session stays open
+        open_rows = query(db_file, "SELECT id FROM sessions WHERE ended_at IS NULL")
+        assert [r["id"] for r in open_rows] != [killed["id"]] and len(open_rows) == 1
+    finally:
+        second.close_stdin()
+        await second.wait()
