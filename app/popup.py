@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QHideEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -46,7 +46,8 @@ EXPIRY_CHOICES: list[tuple[str, float | None]] = [
     ("for 1 day", 86400.0),
     ("for 30 days", 30 * 86400.0),
 ]
-_INTERACTIONS = {QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel}
+_INTERACTIONS = {QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel,
+                 QEvent.Type.ShortcutOverride}
 
 
 def _plain(text: str = "") -> QLabel:
@@ -73,6 +74,7 @@ class ApprovalPopup(QDialog):
         self.group: QuestionGroup | None = None
         self.countdown = Countdown(0, enabled=False)
         self._closing_quietly = False
+        self._quiet = QElapsedTimer()  # since the popup appeared or the last swallowed key
 
         self.position = QLabel()
         self.position.setObjectName("position")
@@ -241,6 +243,7 @@ class ApprovalPopup(QDialog):
         self.countdown = Countdown(countdown_s, enabled=countdown_s > 0)
         self._update_deny_label()
         self._start_guard()
+        self._quiet.start()
         self._tick.start()
         self._closing_quietly = False
         if self.isMinimized() or not self.isVisible():
@@ -357,13 +360,22 @@ class ApprovalPopup(QDialog):
         return super().event(event)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        inside = isinstance(watched, QWidget) and (watched is self or self.isAncestorOf(watched))
+        if not inside or event.type() not in _INTERACTIONS:
+            return False
+        if event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and \
+                not self.keys_accepted():
+            # Keys typed for another window that landed here: the burst is swallowed whole
+            # (no Space toggling, no Enter answering, no pausing the clock).
+            self._quiet.start()
+            return True
         # Any click, key or scroll inside the popup means the human is reading: stop the clock.
-        if (
-            event.type() in _INTERACTIONS
-            and self.countdown.running
-            and isinstance(watched, QWidget)
-            and (watched is self or self.isAncestorOf(watched))
-        ):
+        if self.countdown.running:
             self.countdown.pause()
             self._update_deny_label()
         return False
+
+    def keys_accepted(self) -> bool:
+        """False for the guard time after the popup appeared and after each swallowed key:
+        a key then is most likely the tail of typing meant for another window."""
+        return not self._quiet.isValid() or self._quiet.elapsed() >= GUARD_MS

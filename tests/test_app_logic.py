@@ -15,13 +15,14 @@ from app.tray_state import TrayFacts, TrayState, tray_state
 
 
 def ask(ask_id: str, session: str = "s1", server: str = "gmail", tool: str = "send_email",
-        destination: str | None = "new@random.com", deadline: float = 115) -> Question:
-    return Question.from_message(
-        {"type": "ask", "ask_id": ask_id, "session_id": session, "server": server, "tool": tool,
-         "destination": destination, "arguments_preview": "{}", "contract": "sink_gate",
-         "reason": "untrusted", "deadline_s": deadline},
-        now=1000.0,
-    )
+        destination: str | None = "new@random.com", deadline: float = 115,
+        digest: str | None = "same-arguments", preview: str = "{}") -> Question:
+    msg = {"type": "ask", "ask_id": ask_id, "session_id": session, "server": server,
+           "tool": tool, "destination": destination, "arguments_preview": preview,
+           "contract": "sink_gate", "reason": "untrusted", "deadline_s": deadline}
+    if digest is not None:
+        msg["arguments_digest"] = digest
+    return Question.from_message(msg, now=1000.0)
 
 
 def test_identical_questions_merge_and_one_answer_settles_all() -> None:
@@ -37,6 +38,27 @@ def test_identical_questions_merge_and_one_answer_settles_all() -> None:
     assert [q.ask_id for q in settled] == ["a-1", "b-1"]
     current = queue.current()
     assert current is not None and current.first.destination == "other@x.org"
+
+
+def test_same_address_different_bodies_are_two_questions() -> None:
+    # Two send_email calls to one address with different bodies: each needs its own answer.
+    queue = QuestionQueue()
+    queue.add(ask("a-1", digest="body-one", preview='{"to": "x@y.org", "body": "hi"}'))
+    queue.add(ask("a-2", digest="body-two", preview='{"to": "x@y.org", "body": "wire $5k"}'))
+    assert len(queue) == 2
+    group = queue.current()
+    assert group is not None and [q.ask_id for q in group.members] == ["a-1"]
+    assert [q.ask_id for q in queue.settle(group)] == ["a-1"]  # one Allow sends one call
+
+
+def test_previews_that_look_alike_do_not_merge_without_equal_digests() -> None:
+    # The preview is redacted and cut at 4 KiB, so it cannot prove two calls are the same.
+    queue = QuestionQueue()
+    queue.add(ask("a-1", digest="secret-one", preview='{"token": "[redacted]"}'))
+    queue.add(ask("a-2", digest="secret-two", preview='{"token": "[redacted]"}'))
+    queue.add(ask("a-3", digest=None))
+    queue.add(ask("a-4", digest=None))  # no digest (an older proxy): never merged
+    assert len(queue) == 4
 
 
 def test_questions_keep_arrival_order_and_duplicates_are_ignored() -> None:
