@@ -58,7 +58,8 @@ def _remember(detail: str | None) -> str:
 
 
 def _rule(row: Row) -> str:
-    return CONTRACTS.get(row.contract or "", "a rule objected")
+    plain = CONTRACTS.get(row.contract or "") if row.contract != "default" else None
+    return plain or row.reason or "a rule objected"
 
 
 def decision_text(row: Row) -> str:
