@@ -48,6 +48,9 @@ DETAIL_COLUMNS = (*COLUMNS, "session_id", "rpc_id", "detail", "latency_ms", "pay
                   "payload_truncated")
 PAGE = 256
 NEWER_LIMIT = 5000
+# Text too short for the trigram index is looked for in the newest rows only, so a keystroke
+# never scans a million rows; the tab says so.
+SHORT_TEXT_ROWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,9 @@ def page(
     if match is not None:
         return _text_page(conn, filt, match, None if after is None else after[1], limit)
     where, params = condition(filt)
+    if filt.text.strip():
+        where += " AND id > ?"
+        params.append(max_id(conn) - SHORT_TEXT_ROWS)
     if after is not None:
         where += " AND (ts, id) < (?, ?)"
         params = [*params, after[0], after[1]]
@@ -105,7 +111,7 @@ def _text_page(
     # first, so a page stops after `limit` matches instead of sorting every match.
     where, params = condition(filt, "e.", text=False)
     if before_id is not None:
-        where += " AND e.id < ?"
+        where += " AND events_fts.rowid < ?"  # on the FTS side: it seeks, not skips
         params.append(before_id)
     sql = (
         f"SELECT {_select('e.')} FROM events_fts CROSS JOIN events e ON e.id = events_fts.rowid"

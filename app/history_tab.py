@@ -61,6 +61,10 @@ class HistoryTab(QWidget):
                                    " not one row per call")
         self.searching = QLabel("Searching…")
         self.searching.setVisible(False)
+        self.short_text = QLabel("Searching recent history only: type 3 or more characters "
+                                 "to search all of it")
+        self.short_text.setObjectName("note")
+        self.short_text.setVisible(False)
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the rows that match the filters as CSV or JSON")
 
@@ -95,6 +99,7 @@ class HistoryTab(QWidget):
         splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
+        layout.addWidget(self.short_text)
         layout.addWidget(splitter, 1)
 
         self._debounce = QTimer(self, singleShot=True, interval=250)
@@ -161,7 +166,9 @@ class HistoryTab(QWidget):
         )
 
     def apply_filters(self) -> None:
-        self.model.set_filter(self.current_filter())
+        filt = self.current_filter()
+        self.short_text.setVisible(not hq.uses_index(filt))
+        self.model.set_filter(filt)
         self.detail.clear()
 
     def show_event(self, event_id: int) -> bool:

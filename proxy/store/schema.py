@@ -184,7 +184,7 @@ MIGRATIONS: list[str] = [
 
     CREATE VIRTUAL TABLE events_fts USING fts5(
         server, tool, method, reason, payload, trace_id,
-        content = 'events', content_rowid = 'id', tokenize = 'trigram');
+        content = 'events', content_rowid = 'id', tokenize = 'trigram', columnsize = 0);
     CREATE TRIGGER events_fts_insert AFTER INSERT ON events BEGIN
         INSERT INTO events_fts (rowid, server, tool, method, reason, payload, trace_id)
         VALUES (NEW.id, NEW.server, NEW.tool, NEW.method, NEW.reason, NEW.payload, NEW.trace_id);
