@@ -160,6 +160,30 @@ def is_open(row: Row) -> bool:
     return row.direction == "c2s" and row.verdict == "ask" and row.outcome in (None, "ask")
 
 
+def last_call(conn: sqlite3.Connection, session_id: str) -> Row | None:
+    """A session's latest call, with its outcome (the proxy's heartbeat only knows what the
+    rules said before a question was answered)."""
+    row = conn.execute(
+        f"SELECT {_select()} FROM events WHERE session_id = ? AND call_row = 1 "
+        "ORDER BY id DESC LIMIT 1", (session_id,)).fetchone()
+    return Row._make(row) if row else None
+
+
+def flagged_tool(conn: sqlite3.Connection, server: str, tool: str) -> bool:
+    """Was the tool's latest pinning question about a description that reads like an
+    injection?"""
+    row = conn.execute(
+        "SELECT detail FROM events WHERE tool = ? AND server = ? AND contract = 'pinning' "
+        "AND direction = 'c2s' ORDER BY ts DESC LIMIT 1", (tool, server)).fetchone()
+    if row is None or not row[0]:
+        return False
+    try:
+        detail = json.loads(row[0])
+    except ValueError:
+        return False
+    return isinstance(detail, dict) and detail.get("pin") == "flagged"
+
+
 def call_of(conn: sqlite3.Connection, event_id: int) -> int | None:
     """The call row an event belongs to (itself for a call row or a row outside any call)."""
     row = conn.execute(
