@@ -267,8 +267,11 @@ class ClientsTab(QWidget):
         if not on:
             return
         backend = plaintext_backend()
-        if backend is None:
-            return
+        if backend is not None and not self.confirm_plaintext(backend):
+            self.secrets_box.setChecked(False)
+
+    def confirm_plaintext(self, backend: str) -> bool:
+        """Ask before moving tokens into a keyring that does not encrypt (No by default)."""
         answer = QMessageBox.warning(
             self, "This keyring does not encrypt",
             f"The keyring on this computer ({backend}) keeps secrets in a plain file. Moving a "
@@ -276,8 +279,7 @@ class ClientsTab(QWidget):
             "who can read your files can read it.\n\nMove tokens there anyway?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No)
-        if answer != QMessageBox.StandardButton.Yes:
-            self.secrets_box.setChecked(False)
+        return answer == QMessageBox.StandardButton.Yes
 
     def _server_item(self, config: ConfigFile, entry: ServerEntry) -> QTreeWidgetItem:
         status, tip, colour = _status(config, entry)

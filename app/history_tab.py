@@ -185,6 +185,9 @@ class HistoryTab(QWidget):
             self._debounce.stop()
             self.apply_filters()
             row = self.model.row_of(event_id)
+        if row is None and not self.all_frames.isChecked():
+            self.all_frames.setChecked(True)  # not part of any call: show it as a frame
+            row = self.model.row_of(event_id)
         if row is None:
             return False
         index = self.model.index(row, 0)

@@ -102,7 +102,7 @@ def _rebuild(rec: UndoRecord) -> tuple[changes.Plan, changes.Applied]:
         path = Path(f.path)
         config = configs.get(path.absolute())
         try:
-            before = Path(f.backup).read_text(encoding="utf-8")
+            before = Path(f.backup).read_bytes().decode("utf-8")  # CRLF stays CRLF
             current = path.read_bytes()
         except OSError:
             continue

@@ -143,15 +143,27 @@ def test_countdown_can_be_switched_off() -> None:
         (Answer(allow=True, remember=Remember.FOREVER), "forever", None),
         (Answer(allow=True, remember=Remember.FOREVER, expires_in_s=3600), "forever", 3600),
         (Answer(allow=True, remember=Remember.SESSION, expires_in_s=3600), "session", None),
-        # A deny is never remembered: it must not become a standing grant or refusal.
-        (Answer(allow=False, remember=Remember.FOREVER), "once", None),
+        # A deny is for this call only, unless the person chose "Always deny".
+        (Answer(allow=False, remember=Remember.SESSION), "once", None),
+        (Answer.deny_forever(), "forever", None),
+        # A timeout is never remembered, whatever else was set.
+        (Answer(allow=False, remember=Remember.FOREVER, missed=True), "once", None),
         (Answer.deny(missed=True), "once", None),
     ],
 )
 def test_answer_maps_to_decision(answer: Answer, remember: str, expires: float | None) -> None:
     msg = decision_message("s-3", answer)
     assert msg == {"type": "decision", "ask_id": "s-3", "allow": answer.allow,
-                   "remember": remember, "expires_in_s": expires}
+                   "remember": remember, "expires_in_s": expires,
+                   "timed_out": answer.missed, "agent_message": None}
+
+
+def test_words_for_the_agent_go_with_a_deny_only() -> None:
+    assert decision_message("a", Answer.deny(message="  use the team list "))[
+        "agent_message"] == "use the team list"
+    assert decision_message("a", Answer(allow=True, agent_message="x"))["agent_message"] is None
+    long = decision_message("a", Answer.deny(message="x" * 5000))["agent_message"]
+    assert long is not None and len(long) == 500
 
 
 @pytest.mark.parametrize(

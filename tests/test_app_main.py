@@ -69,9 +69,9 @@ def test_pause_all_reaches_running_and_new_proxies(gw: GatewatchApp, qtbot: QtBo
 
 def test_notices_are_rate_limited_and_open_history(gw: GatewatchApp, qtbot: QtBot) -> None:
     event_id = int(gw.conn.execute(
-        "INSERT INTO events (ts, session_id, server, direction, kind, tool, verdict, reason, "
-        "trace_id) VALUES (?, 's1', 'gmail', 'c2s', 'request', 'send_email', 'deny', 'tainted', "
-        "'tr-9')", (time.time(),)).lastrowid or 0)
+        "INSERT INTO events (ts, session_id, server, direction, kind, method, tool, verdict, "
+        "reason, trace_id) VALUES (?, 's1', 'gmail', 'c2s', 'request', 'tools/call', "
+        "'send_email', 'deny', 'tainted', 'tr-9')", (time.time(),)).lastrowid or 0)
     proxy = RawProxy(qtbot)
     qtbot.waitUntil(lambda: len(gw.hub.proxies()) == 1)
     notice = {"type": "notice", "session_id": "s1", "server": "gmail", "tool": "send_email",

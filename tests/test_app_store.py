@@ -124,8 +124,8 @@ def test_trust_tab_adds_and_revokes(qtbot: QtBot, conn: sqlite3.Connection) -> N
     with qtbot.waitSignal(tab.changed):
         tab.add()
     assert tab.table.rowCount() == 1
-    assert tab.table.item(0, 2).text() == "friend@example.com"  # type: ignore[union-attr]
-    assert tab.table.item(0, 4).text() != "never"  # type: ignore[union-attr]
+    assert tab.table.item(0, 0).text() == "friend@example.com"  # type: ignore[union-attr]
+    assert tab.table.item(0, 5).text() != "never"  # type: ignore[union-attr]
     tab.table.selectRow(0)
     with qtbot.waitSignal(tab.changed):
         tab.revoke_button.click()
