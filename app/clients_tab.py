@@ -98,12 +98,14 @@ class PreviewDialog(QDialog):
         super().__init__(parent)
         unwrap = plan.action == "unwrap"
         self.setWindowTitle("Stop protecting?" if unwrap else "Protect these servers?")
-        self.resize(760, 300)
+        self.resize(760, 460)
         files = len(plan.changes)
-        self.summary = QLabel("\n\n".join(protection.plan_summary(plan)))
+        notes = protection.skipped_summary(plan)
+        # Scrolls: protecting everything may touch many apps.
+        self.summary = QPlainTextEdit("\n\n".join(protection.plan_summary(plan))
+                                      + ("\n\n" + "\n".join(notes) if notes else ""),
+                                      readOnly=True)
         self.summary.setObjectName("planSummary")
-        self.summary.setWordWrap(True)
-        self.summary.setTextFormat(Qt.TextFormat.PlainText)
         backup = QLabel(f"Gatewatch keeps a backup of {'each' if files > 1 else 'the'} file; "
                         "Undo puts it back exactly, even after a restart.")
         backup.setObjectName("note")
@@ -117,11 +119,6 @@ class PreviewDialog(QDialog):
         self.diff.setVisible(False)
         self.highlighter = DiffHighlighter(self.diff.document())
         self.diff_toggle.toggled.connect(self._show_diff)
-        notes = protection.skipped_summary(plan)
-        self.notes = QLabel("\n".join(notes))
-        self.notes.setWordWrap(True)
-        self.notes.setTextFormat(Qt.TextFormat.PlainText)
-        self.notes.setVisible(bool(notes))
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.write_button = self.buttons.addButton(
             "Stop protecting" if unwrap else "Protect", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -133,8 +130,7 @@ class PreviewDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.notes)
+        layout.addWidget(self.summary, 2)
         layout.addWidget(backup)
         layout.addWidget(self.diff_toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.diff, 1)
@@ -143,8 +139,8 @@ class PreviewDialog(QDialog):
     def _show_diff(self, shown: bool) -> None:
         self.diff.setVisible(shown)
         self.diff_toggle.setText("Hide the exact change" if shown else "Show the exact change")
-        if shown and self.height() < 520:
-            self.resize(self.width(), 560)
+        if shown and self.height() < 640:
+            self.resize(self.width(), 640)
 
 
 class ClientsTab(QWidget):

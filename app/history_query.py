@@ -50,7 +50,7 @@ PAGE = 256
 NEWER_LIMIT = 5000
 # Text too short for the trigram index is looked for in the newest rows only, so a keystroke
 # never scans a million rows; the tab says so.
-SHORT_TEXT_ROWS = 50_000
+SHORT_TEXT_ROWS = 20_000
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ class HistoryTab(QWidget):
         self.conn = conn
         self.model = HistoryModel(conn, self)
 
-        self.server = self._combo("Server")
-        self.tool = self._combo("Tool")
+        self.server = self._combo("server")
+        self.tool = self._combo("tool")
         self.verdict = QComboBox()
         self.verdict.setToolTip("What happened to the call")
         self._fill_verdicts(OUTCOME_CHOICES)
@@ -145,15 +145,15 @@ class HistoryTab(QWidget):
             current = combo.currentText()
             combo.blockSignals(True)
             combo.clear()
-            combo.addItem(ANY)
+            combo.addItem(f"{ANY} {column}")
             combo.addItems(hq.distinct_values(self.conn, column))
-            combo.setCurrentText(current or ANY)
+            combo.setCurrentText(current or f"{ANY} {column}")
             combo.blockSignals(False)
 
     def current_filter(self) -> hq.HistoryFilter:
         def chosen(combo: QComboBox) -> str | None:
             text = combo.currentText().strip()
-            return None if text in ("", ANY) else text
+            return None if text in ("", f"{ANY} server", f"{ANY} tool") else text
 
         span = RANGES[self.range.currentIndex()][1]
         return hq.HistoryFilter(
@@ -178,7 +178,7 @@ class HistoryTab(QWidget):
         row = self.model.row_of(event_id)
         if row is None:
             for combo in (self.server, self.tool):
-                combo.setCurrentText(ANY)
+                combo.setCurrentIndex(0)
             self.verdict.setCurrentIndex(0)
             self.range.setCurrentIndex(0)
             self.text.clear()

@@ -56,7 +56,7 @@ def _plain(text: str = "") -> QLabel:
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     # Wrapped labels must get the height their text needs at the width they are given.
-    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.MinimumExpanding)
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     return label
 
 
@@ -71,6 +71,7 @@ class ApprovalPopup(QDialog):
         # Appear without taking the keyboard from the window the person is typing in.
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.setMinimumWidth(560)
+        self.setMaximumWidth(760)  # long destinations wrap instead of widening the popup
         self.group: QuestionGroup | None = None
         self.countdown = Countdown(0, enabled=False)
         self._closing_quietly = False
@@ -148,8 +149,7 @@ class ApprovalPopup(QDialog):
 
         layout = QVBoxLayout(self)
         layout.setSpacing(10)
-        # Never smaller than the content: a shown argument box must push, not overlap.
-        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)  # see _fit()
         top = QHBoxLayout()
         top.addWidget(self.headline, 1)
         top.addWidget(self.position, 0, Qt.AlignmentFlag.AlignTop)
@@ -251,7 +251,8 @@ class ApprovalPopup(QDialog):
         self.raise_()
         # Safe keyboard focus for when the person comes to the popup: Enter there denies.
         self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
-        self.adjustSize()
+        self._fit()
+        QTimer.singleShot(0, self._fit)  # again once the window manager has placed it
 
     def bring_forward(self) -> None:
         """The person asked for the popup (tray click): show it and give it the keyboard."""
@@ -339,7 +340,20 @@ class ApprovalPopup(QDialog):
         self.details_toggle.setText("Hide ar&guments" if shown else "Show ar&guments")
         arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
         self.details_toggle.setArrowType(arrow)
-        self.adjustSize()
+        self._fit()
+
+    def _fit(self) -> None:
+        """Exactly as tall as the wrapped text needs at the current width: no gaps, no cut
+        lines (wrapped labels only know their height once the width is known)."""
+        layout = self.layout()
+        layout.activate()
+        width = max(self.width(), self.minimumWidth())
+        height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else \
+            layout.sizeHint().height()
+        # The layout's own minimum is reckoned at the narrowest width, far too tall for text
+        # that wraps; the real minimum is the height at this width (so nothing overlaps).
+        self.setMinimumHeight(height)
+        self.resize(width, height)
 
     def showEvent(self, event: QShowEvent) -> None:
         app = QApplication.instance()

@@ -189,8 +189,11 @@ def explain_call(row: Any, frames: list[dict[str, Any]]) -> str:
             lines.append(f"Why: {plain[0].upper()}{plain[1:]}.")
     if row.reason:
         lines.append(f"Gatewatch's reason: {row.reason}")
-    if row.outcome_reason and row.outcome_reason != row.reason:
-        lines.append(f"Answer: {row.outcome_reason}")
+    answer = row.outcome_reason or ""
+    if row.reason and answer.startswith(f"{row.reason}; not approved: "):
+        answer = answer[len(row.reason) + len("; not approved: "):]
+    if answer and answer != row.reason:
+        lines.append(f"Answer: {answer}")
     if row.result_reason:
         lines.append(f"Result: {row.result_reason}"
                      + (f" (trace id {row.result_trace})" if row.result_trace else ""))

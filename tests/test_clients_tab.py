@@ -197,7 +197,7 @@ def test_a_plaintext_keyring_is_refused_unless_the_person_agrees(
     assert not tab.secrets_box.isChecked()
     toggle(tab, "claude-desktop", "github", True)
     assert tab.preview is not None
-    assert "keyring" not in tab.preview.summary.text()  # nothing moves
+    assert "keyring" not in tab.preview.summary.toPlainText()  # nothing moves
     write(qtbot, tab)
     assert b"ghp_0123456789" in (home / DESKTOP).read_bytes()
 
@@ -212,7 +212,7 @@ def test_the_preview_says_in_words_what_changes_and_enter_does_not_write(
     tab.protect_all()
     preview = tab.preview
     assert preview is not None
-    summary = preview.summary.text()
+    summary = preview.summary.toPlainText()
     assert "Claude Desktop: " in summary and "will run through Gatewatch" in summary
     assert "Restart" in summary
     assert preview.diff.isHidden()  # the exact change is behind a toggle
@@ -241,7 +241,7 @@ def test_undo_survives_a_restart_and_unprotect_says_calls_go_unchecked(
     write(qtbot, again)
     toggle(again, "claude-desktop", "github", False)
     assert again.preview is not None
-    assert "will no longer check" in again.preview.summary.text()
+    assert "will no longer check" in again.preview.summary.toPlainText()
     assert again.preview.write_button.text() == "Stop protecting"
 
 
