@@ -147,3 +147,41 @@ def test_without_a_tray_the_window_opens_and_says_why(gw: GatewatchApp) -> None:
     assert gw.window.isVisible()
     assert "No system tray was found" in gw.window.banner.text()
     assert gw.window.quit_on_close  # closing it quits instead of hiding into nowhere
+
+
+def test_quit_with_a_question_on_screen_really_quits(gw: GatewatchApp, qtbot: QtBot) -> None:
+    """Qt's quit() gives up when a window refuses to close, and the popup refuses (closing it
+    means deny). Quitting must end the loop anyway, close the socket and hide the tray."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    proxy = RawProxy(qtbot)
+    proxy.ask("s1-1")
+    qtbot.waitUntil(gw.popup.isVisible)
+    QTimer.singleShot(0, gw.tray.quit_action.trigger)
+    QTimer.singleShot(5000, lambda: QApplication.exit(99))  # the bug: still running
+    assert QApplication.instance().exec() == 0  # type: ignore[union-attr]
+    assert not gw.popup.isVisible() and not gw.tray.icon.isVisible()
+    qtbot.waitUntil(proxy.closed_by_peer, timeout=5000)  # the proxy stops waiting for us
+    assert not _serving()
+
+
+def test_a_tray_click_brings_back_a_minimised_question(gw: GatewatchApp, qtbot: QtBot) -> None:
+    proxy = RawProxy(qtbot)
+    proxy.ask("s1-1")
+    qtbot.waitUntil(gw.popup.isVisible)
+    gw.popup.showMinimized()
+    qtbot.waitUntil(gw.popup.isMinimized)
+    gw.tray.open_requested.emit()  # a click on the tray icon
+    qtbot.waitUntil(lambda: not gw.popup.isMinimized())
+    assert not gw.window.isVisible()  # the question comes first, not the window
+
+
+def test_the_badge_and_the_popup_count_the_same_questions(gw: GatewatchApp,
+                                                          qtbot: QtBot) -> None:
+    proxy = RawProxy(qtbot)
+    for n, dest in enumerate(("a@x.org", "a@x.org", "b@x.org", "c@x.org")):
+        proxy.ask(f"s1-{n}", destination=dest)  # the first two are identical: one question
+    qtbot.waitUntil(lambda: gw.asks.queue.pending_calls() == 4)
+    assert gw.popup.position.text() == "1 of 3"
+    assert gw.tray._facts is not None and gw.tray._facts.pending == 3
