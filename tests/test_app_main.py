@@ -185,3 +185,13 @@ def test_the_badge_and_the_popup_count_the_same_questions(gw: GatewatchApp,
     qtbot.waitUntil(lambda: gw.asks.queue.pending_calls() == 4)
     assert gw.popup.position.text() == "1 of 3"
     assert gw.tray._facts is not None and gw.tray._facts.pending == 3
+
+
+def test_no_notification_for_the_persons_own_answer(gw: GatewatchApp, qtbot: QtBot) -> None:
+    shown: list[str] = []
+    gw.tray.notify = lambda title, text, critical=False: shown.append(title)  # type: ignore[method-assign]
+    own = {"type": "notice", "session_id": "s1", "server": "gmail", "tool": "send_email",
+           "verdict": "deny", "reason": "denied in the Gatewatch app", "decided_by": "app"}
+    assert not gw.notifier.notice(own)  # an Escape in the popup is not news
+    assert gw.notifier.notice({**own, "decided_by": "rules", "reason": "tainted"})
+    assert shown == ["Gatewatch denied send_email on gmail"]
