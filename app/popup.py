@@ -346,6 +346,8 @@ class ApprovalPopup(QDialog):
         """Exactly as tall as the wrapped text needs at the current width: no gaps, no cut
         lines (wrapped labels only know their height once the width is known)."""
         layout = self.layout()
+        if layout is None:
+            return
         layout.activate()
         width = max(self.width(), self.minimumWidth())
         height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else \
