@@ -195,3 +195,25 @@ def test_no_notification_for_the_persons_own_answer(gw: GatewatchApp, qtbot: QtB
     assert not gw.notifier.notice(own)  # an Escape in the popup is not news
     assert gw.notifier.notice({**own, "decided_by": "rules", "reason": "tainted"})
     assert shown == ["Gatewatch denied send_email on gmail"]
+
+
+def test_first_run_says_what_is_unprotected_with_one_button(
+    qtbot: QtBot, db_file: Path, home: Path
+) -> None:
+    hub = Hub("test")
+    assert hub.listen()
+    app = GatewatchApp(schema.connect(db_file), hub, paths.settings_path(), Settings())
+    qtbot.addWidget(app.window)
+    try:
+        app.start()
+        window = app.window
+        assert window.isVisible() and window.tabs.currentWidget() is window.clients
+        text = window.protect_text.text()
+        assert text.endswith("clients are not protected.") and text[0].isdigit()
+        assert app.tray.unprotected.text() == text.rstrip(".")
+        assert app.tray.protect_action.isVisible()
+        app.tray.protect_action.trigger()  # the one button: the wrap preview
+        assert window.clients.preview is not None and window.clients.preview.isVisible()
+        window.clients.preview.reject()
+    finally:
+        hub.close()
