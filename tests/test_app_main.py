@@ -159,8 +159,13 @@ def test_quit_with_a_question_on_screen_really_quits(gw: GatewatchApp, qtbot: Qt
     proxy.ask("s1-1")
     qtbot.waitUntil(gw.popup.isVisible)
     QTimer.singleShot(0, gw.tray.quit_action.trigger)
-    QTimer.singleShot(5000, lambda: QApplication.exit(99))  # the bug: still running
-    assert QApplication.instance().exec() == 0  # type: ignore[union-attr]
+    bail = QTimer(singleShot=True, interval=5000)  # the bug: the loop keeps running
+    bail.timeout.connect(lambda: QApplication.exit(99))
+    bail.start()
+    try:
+        assert QApplication.instance().exec() == 0  # type: ignore[union-attr]
+    finally:
+        bail.stop()
     assert not gw.popup.isVisible() and not gw.tray.icon.isVisible()
     qtbot.waitUntil(proxy.closed_by_peer, timeout=5000)  # the proxy stops waiting for us
     assert not _serving()
