@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from app import app_prefs, store
 from app.ask_controller import AskController
+from app.client_names import LauncherIndex
 from app.hub import Hub
 from app.live_proxies import LiveProxy
 from app.main_window import MainWindow
@@ -32,7 +33,9 @@ class GatewatchApp(QObject):
         self.settings = settings
         self.prefs = app_prefs.load()
         self.popup = ApprovalPopup()
-        self.asks = AskController(hub, self.popup, self.popup_timeout, self)
+        self.launchers = LauncherIndex()
+        self.asks = AskController(hub, self.popup, self.popup_timeout, self,
+                                  launched_by=self.launchers.lookup)
         self.tray = Tray(self)
         self.window = MainWindow(conn, hub, settings_path, settings)
         self.notifier = Notifier(self.tray, conn, self)
@@ -48,10 +51,14 @@ class GatewatchApp(QObject):
         self.window.settings.saved.connect(self._settings_saved)
         self.notifier.open_event.connect(self.window.open_event)
         self.notifier.open_window.connect(self.window.bring_forward)
-        self.asks.missed_question.connect(lambda q: self.notifier.missed(q.server, q.tool))
-        self.tray.open_requested.connect(self.window.bring_forward)
+        self.asks.missed_question.connect(self.notifier.missed)
+        self.asks.answered_by_human.connect(self.notifier.expect_own)
+        self.tray.open_requested.connect(self.open_from_tray)
         self.tray.pause_all_requested.connect(self.pause_all)
         self.tray.quit_requested.connect(self.quit)
+        self.tray.protect_requested.connect(self.window.protect_all)
+        self.window.protection_changed.connect(lambda _: self.update_tray())
+        self.window.clients.changed.connect(self.launchers.invalidate)
         self.update_tray()
 
     def start(self) -> None:
@@ -62,6 +69,9 @@ class GatewatchApp(QObject):
             self.window.say("No system tray was found, so Gatewatch runs in this window. "
                             "Keep it open: closing it stops the approval popups.")
             self.window.bring_forward()
+        if self.window.unprotected:
+            # First run (and any start while servers run unprotected): say so, with the button.
+            self.window.show_clients()
 
     def all_paused(self) -> bool:
         return store.ALL_SERVERS in store.paused_servers(self.conn)
@@ -69,9 +79,10 @@ class GatewatchApp(QObject):
     def update_tray(self) -> None:
         self.tray.update(TrayFacts(
             proxies=len(self.hub.proxies()),
-            pending=self.asks.queue.pending_calls(),
+            pending=self.asks.waiting,
             missed=self.asks.missed,
             all_paused=self.all_paused(),
+            unprotected=self.window.unprotected.text() if self.window.unprotected else "",
         ))
 
     def pause_all(self, pause: bool) -> None:
@@ -99,9 +110,19 @@ class GatewatchApp(QObject):
         self.prefs = app_prefs.load()
         self._reload_proxies()
 
+    def open_from_tray(self) -> None:
+        """A waiting question comes first; otherwise the window."""
+        if not self.asks.show_waiting():
+            self.window.bring_forward()
+
     def quit(self) -> None:
-        self.hub.close()
-        QApplication.quit()
+        """Quit for real, even with a question on screen. Qt's quit() asks every window to
+        close and gives up when one refuses (the popup refuses: closing it means deny), so
+        the questions are dropped first and the loop is ended with exit()."""
+        self.asks.drop_all()
+        self.hub.close()  # proxies see the socket close and stop waiting for us
+        self.tray.icon.hide()
+        QApplication.exit(0)
 
 
 def read_settings(path: Path) -> tuple[Settings, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QTreeWidget,
@@ -33,6 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import protection, undo_log
+from app.keyring_check import plaintext_backend
 from proxy.clients import changes, discovery
 from proxy.clients.discovery import ConfigFile, LoadedConfig
 from proxy.clients.entries import ServerEntry, Transport
@@ -42,6 +45,7 @@ from proxy.clients.nodes import ConfigSyntaxError
 from proxy.redact import redact_argv
 
 HEADERS = ("Server", "Status", "Command")
+BANNER_MS = 8000  # a "Saved" note goes away by itself
 ENTRY_ROLE = Qt.ItemDataRole.UserRole
 GREEN, AMBER, RED = QColor("#2f7d5b"), QColor("#9a6700"), QColor("#b4403a")
 
@@ -49,8 +53,13 @@ GREEN, AMBER, RED = QColor("#2f7d5b"), QColor("#9a6700"), QColor("#b4403a")
 def _status(config: ConfigFile, entry: ServerEntry) -> tuple[str, str, QColor | None]:
     """(status text, tooltip, colour) for one server."""
     if entry.transport is not Transport.STDIO:
-        return ("Remote" if entry.transport is Transport.REMOTE else "Skipped",
-                entry.skip_reason or "", None)
+        # Say it: a greyed-out row alone reads as "nothing to do here".
+        why = entry.skip_reason or "not a server the client starts on this computer"
+        if entry.transport is Transport.REMOTE:
+            return ("Not protected (remote)",
+                    "Gatewatch protects servers the client starts on this computer; this one "
+                    f"is reached over the network, so its calls are not checked. {why}", AMBER)
+        return "Not protected (skipped)", why, AMBER
     problem = check_entry(config, entry).problem
     if problem:
         return "Broken", problem, RED
@@ -83,48 +92,66 @@ class DiffHighlighter(QSyntaxHighlighter):
 
 
 class PreviewDialog(QDialog):
-    """The unified diff of a plan, with what was skipped and why; Write applies it."""
+    """What a plan will do, in plain words per app; the unified diff behind a toggle."""
 
     def __init__(self, plan: changes.Plan, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Review the change")
-        self.resize(820, 520)
+        unwrap = plan.action == "unwrap"
+        self.setWindowTitle("Stop protecting?" if unwrap else "Protect these servers?")
+        self.resize(760, 460)
         files = len(plan.changes)
-        intro = QLabel(f"Gatewatch will change {files} file{'s' * (files != 1)}. "
-                       "A backup of each is kept; Undo puts them back exactly.")
-        intro.setWordWrap(True)
+        notes = protection.skipped_summary(plan)
+        # Scrolls: protecting everything may touch many apps.
+        self.summary = QPlainTextEdit("\n\n".join(protection.plan_summary(plan))
+                                      + ("\n\n" + "\n".join(notes) if notes else ""),
+                                      readOnly=True)
+        self.summary.setObjectName("planSummary")
+        backup = QLabel(f"Gatewatch keeps a backup of {'each' if files > 1 else 'the'} file; "
+                        "Undo puts it back exactly, even after a restart.")
+        backup.setObjectName("note")
+        backup.setWordWrap(True)
+        self.diff_toggle = QPushButton("Show the exact change")
+        self.diff_toggle.setCheckable(True)
+        self.diff_toggle.setAutoDefault(False)
         self.diff = QPlainTextEdit(plan.preview(), readOnly=True)
         self.diff.setObjectName("diff")
-        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)  # nothing cut off
+        self.diff.setVisible(False)
         self.highlighter = DiffHighlighter(self.diff.document())
-        notes = [*plan.notes, *(f"Skipped {s.server} in {s.config.path.name}: {s.reason}"
-                                for s in plan.skipped if s.server != "*"),
-                 *(f"Skipped {s.config.path}: {s.reason}" for s in plan.skipped
-                   if s.server == "*")]
-        self.notes = QLabel("\n".join(notes))
-        self.notes.setWordWrap(True)
-        self.notes.setTextFormat(Qt.TextFormat.PlainText)
-        self.notes.setVisible(bool(notes))
+        self.diff_toggle.toggled.connect(self._show_diff)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.write_button = self.buttons.addButton(
-            "Write changes", QDialogButtonBox.ButtonRole.AcceptRole)
+            "Stop protecting" if unwrap else "Protect", QDialogButtonBox.ButtonRole.AcceptRole)
+        # Enter must not write a config file: only a click (or Alt+key) does.
+        self.write_button.setAutoDefault(False)
+        self.write_button.setDefault(False)
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setDefault(True)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(intro)
+        layout.addWidget(self.summary, 2)
+        layout.addWidget(backup)
+        layout.addWidget(self.diff_toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.diff, 1)
-        layout.addWidget(self.notes)
         layout.addWidget(self.buttons)
+
+    def _show_diff(self, shown: bool) -> None:
+        self.diff.setVisible(shown)
+        self.diff_toggle.setText("Hide the exact change" if shown else "Show the exact change")
+        if shown and self.height() < 640:
+            self.resize(self.width(), 640)
 
 
 class ClientsTab(QWidget):
     changed = Signal()  # config files were written (or put back)
+    summary_changed = Signal(object)  # protection.Unprotected, after every refresh
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.loaded: list[LoadedConfig] = []
         self.preview: PreviewDialog | None = None
-        self._last: tuple[changes.Plan, changes.Applied] | None = None
+        self.unprotected = protection.Unprotected(0, ())
 
         intro = QLabel("MCP clients found on this computer. A protected server runs through "
                        "Gatewatch, which checks every tool call and result.")
@@ -147,10 +174,10 @@ class ClientsTab(QWidget):
         self.secrets_box.setToolTip(
             "Secret-looking env values leave the config file; Gatewatch hands them to the "
             "server when it starts it. Unprotecting puts them back.")
+        self.secrets_box.toggled.connect(self._secrets_toggled)
         self.protect_all_button = QPushButton("Protect all")
         self.protect_all_button.clicked.connect(self.protect_all)
         self.undo_button = QPushButton("Undo last change")
-        self.undo_button.setEnabled(False)
         self.undo_button.clicked.connect(self.undo)
         add_button = QPushButton("Add config file…")
         add_button.clicked.connect(self._choose_file)
@@ -161,6 +188,8 @@ class ClientsTab(QWidget):
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.hide()
+        self._status_timer = QTimer(self, singleShot=True, interval=BANNER_MS)
+        self._status_timer.timeout.connect(self.status.hide)
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.protect_all_button)
@@ -218,9 +247,35 @@ class ClientsTab(QWidget):
         self.tree.blockSignals(False)
         self.empty.setVisible(not self.loaded)
         self.tree.setVisible(bool(self.loaded))
-        self.protect_all_button.setEnabled(any(
-            e.transport is Transport.STDIO and not e.wrapped
-            for loaded in self.loaded for e in loaded.entries))
+        self.unprotected = protection.unprotected(self.loaded)
+        self.protect_all_button.setEnabled(bool(self.unprotected))
+        self._update_undo()
+        self.summary_changed.emit(self.unprotected)
+
+    def _update_undo(self) -> None:
+        last = undo_log.latest()
+        self.undo_button.setEnabled(last is not None)
+        self.undo_button.setToolTip(undo_log.describe(last) if last else "Nothing to undo")
+
+    def _secrets_toggled(self, on: bool) -> None:
+        """Refuse to move tokens into a keyring that stores them as plain text, unless the
+        person agrees after being told."""
+        if not on:
+            return
+        backend = plaintext_backend()
+        if backend is not None and not self.confirm_plaintext(backend):
+            self.secrets_box.setChecked(False)
+
+    def confirm_plaintext(self, backend: str) -> bool:
+        """Ask before moving tokens into a keyring that does not encrypt (No by default)."""
+        answer = QMessageBox.warning(
+            self, "This keyring does not encrypt",
+            f"The keyring on this computer ({backend}) keeps secrets in a plain file. Moving a "
+            "token there takes it out of the client's config but does not protect it: anyone "
+            "who can read your files can read it.\n\nMove tokens there anyway?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def _server_item(self, config: ConfigFile, entry: ServerEntry) -> QTreeWidgetItem:
         status, tip, colour = _status(config, entry)
@@ -297,19 +352,14 @@ class ClientsTab(QWidget):
     def _write(self, plan: changes.Plan) -> None:
         done = changes.apply(plan)
         if done.written:
-            self._last = (plan, done)
-            self.undo_button.setEnabled(True)
+            undo_log.record(plan, done)
         self._report(done, "Saved")
         self.refresh()
         self.changed.emit()
 
     def undo(self) -> None:
-        if self._last is None:
-            return
-        plan, done = self._last
-        self._last = None
-        self.undo_button.setEnabled(False)
-        self._report(changes.undo(plan, done), "Put back")
+        """Undo the latest change, also one made before the app last started."""
+        self._report(undo_log.undo_latest(), "Put back")
         self.refresh()
         self.changed.emit()
 
@@ -323,11 +373,16 @@ class ClientsTab(QWidget):
             lines.append("To pick up the change: " + "; ".join(done.restart) + ".")
         elif done.written:
             lines.append("The client picks up the change by itself.")
-        self._say("\n".join(lines))
+        self._say("\n".join(lines), sticky=bool(done.failed))
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, sticky: bool = False) -> None:
+        """Show a note; it goes away by itself unless it reports a failure."""
         self.status.setText(text)
         self.status.setVisible(bool(text))
+        if text and not sticky:
+            self._status_timer.start()
+        else:
+            self._status_timer.stop()
 
     def _choose_file(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Add an MCP config file", str(Path.home()),
@@ -339,7 +394,7 @@ class ClientsTab(QWidget):
         try:
             discovery.add_path(path)
         except (OSError, ValueError, ConfigSyntaxError) as exc:
-            self._say(f"Cannot add {path}: {exc}")
+            self._say(f"Cannot add {path}: {exc}", sticky=True)
             return
         self._say(f"Added {path}.")
         self.refresh()

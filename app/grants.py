@@ -28,18 +28,30 @@ class Answer:
     allow: bool
     remember: Remember = Remember.ONCE
     expires_in_s: float | None = None  # only for FOREVER
-    missed: bool = False  # nobody answered: the countdown ran out
+    missed: bool = False  # nobody answered: the countdown ran out (a timeout, not a deny)
+    agent_message: str = ""  # a deny's words for the agent, in its `[gatewatch blocked]` text
 
     @classmethod
-    def deny(cls, missed: bool = False) -> Answer:
-        return cls(allow=False, missed=missed)
+    def deny(cls, missed: bool = False, message: str = "") -> Answer:
+        return cls(allow=False, missed=missed, agent_message=message.strip())
+
+    @classmethod
+    def deny_forever(cls, message: str = "") -> Answer:
+        """Always deny this destination for this tool (revocable in Trusted destinations)."""
+        return cls(allow=False, remember=Remember.FOREVER, agent_message=message.strip())
 
 
 def decision_message(ask_id: str, answer: Answer) -> dict[str, Any]:
-    """A deny is always for this call only: remembering is a grant, never a standing refusal
-    that a later, deliberate Allow could not override."""
+    """A deny is for this call only unless the human chose "always deny" (FOREVER); a timeout
+    is never remembered and says it was one, so the audit does not blame a human."""
     from proxy.ipc import protocol
 
-    remember = answer.remember if answer.allow else Remember.ONCE
+    remember = answer.remember
+    if not answer.allow and (answer.missed or remember is not Remember.FOREVER):
+        remember = Remember.ONCE
     expires = answer.expires_in_s if remember is Remember.FOREVER else None
-    return protocol.decision(ask_id, answer.allow, _SCOPES[remember], expires)
+    return protocol.decision(
+        ask_id, answer.allow, _SCOPES[remember], expires,
+        timed_out=answer.missed and not answer.allow,
+        agent_message=(answer.agent_message or None) if not answer.allow else None,
+    )

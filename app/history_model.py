@@ -1,6 +1,8 @@
 """The audit log as a lazy table model: keyset pages on demand, new rows on poll.
 
-Holds only the rows the view has scrolled to; the database stays the source of truth.
+Holds only the rows the view has scrolled to; the database stays the source of truth. In the
+calls view a row is one call, and a call still waiting for its answer is read again on each
+poll, so its outcome appears in place.
 """
 
 from __future__ import annotations
@@ -20,26 +22,21 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from app import history_query as hq
+from app.outcomes import frame_text, outcome_text, severity
 from app.wording import clock
 from proxy.store import schema
 
-HEADERS = ("Time", "Server", "Tool", "Verdict", "Decided by", "Reason")
-_FIELDS = (1, 2, 3, 4, 5, 6)  # positions in history_query.COLUMNS
-_VERDICT_COLORS = {
-    "deny": "#b3261e",
-    "block": "#b3261e",
-    "ask": "#8a5a00",
-    "warn": "#8a5a00",
-    "allow": "#1d6b4e",
-    "pass": "#1d6b4e",
-}
+CALL_HEADERS = ("Time", "Server", "Tool", "What happened")
+FRAME_HEADERS = ("Time", "Server", "Tool or method", "Frame", "Reason")
+# Readable on light and dark backgrounds alike.
+_COLORS = {"bad": "#d0453c", "waiting": "#c08a1e", "good": "#3a9a6e"}
 Index = QModelIndex | QPersistentModelIndex
 
 
 class HistoryModel(QAbstractTableModel):
-    """Indexed filters load pages inline (a page costs about what reading one costs, whatever
-    the table size). Free text cannot use an index and may scan the whole log, so its pages
-    load on a worker thread with its own read-only connection while the window stays live."""
+    """Indexed filters and free text of 3+ characters (the FTS index) load pages inline: a page
+    costs about what reading one costs, whatever the table size. Shorter text must scan, so
+    its pages load on a worker thread with its own read-only connection."""
 
     searching = Signal(bool)
     _page_loaded = Signal(int, object)  # generation, rows (from the worker thread)
@@ -48,7 +45,7 @@ class HistoryModel(QAbstractTableModel):
         super().__init__(parent)
         self._conn = conn
         self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
-        self._rows: list[tuple[Any, ...]] = []
+        self._rows: list[hq.Row] = []
         self._filter = hq.HistoryFilter()
         self._exhausted = False
         self._loading = False
@@ -80,8 +77,13 @@ class HistoryModel(QAbstractTableModel):
         self.endResetModel()
         self.fetchMore(QModelIndex())
 
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return FRAME_HEADERS if self._filter.all_frames else CALL_HEADERS
+
     def poll(self) -> int:
-        """Prepend rows written since the last look; how many arrived."""
+        """Prepend rows written since the last look, and update calls whose answer came;
+        how many rows arrived."""
         top = hq.max_id(self._conn)
         if top <= self._seen_id:
             return 0
@@ -90,6 +92,7 @@ class HistoryModel(QAbstractTableModel):
         if len(fresh) >= hq.NEWER_LIMIT:  # a flood: start over rather than leave a gap
             self.set_filter(self._filter)
             return len(fresh)
+        self._update_open_calls()
         if not fresh:
             return 0
         self.beginInsertRows(QModelIndex(), 0, len(fresh) - 1)
@@ -97,14 +100,28 @@ class HistoryModel(QAbstractTableModel):
         self.endInsertRows()
         return len(fresh)
 
+    def _update_open_calls(self) -> None:
+        waiting = [i for i, r in enumerate(self._rows[:2000]) if hq.is_open(r)]
+        if not waiting:
+            return
+        again = hq.reread(self._conn, [self._rows[i].id for i in waiting])
+        for i in waiting:
+            row = again.get(self._rows[i].id)
+            if row is not None and row != self._rows[i]:
+                self._rows[i] = row
+                self.dataChanged.emit(self.index(i, 0), self.index(i, self.columnCount() - 1))
+
     def event_id(self, row: int) -> int:
-        return int(self._rows[row][0])
+        return int(self._rows[row].id)
+
+    def row_data(self, row: int) -> hq.Row:
+        return self._rows[row]
 
     def row_of(self, event_id: int) -> int | None:
         """Row of an event, loading pages until it shows up (None if the filter hides it)."""
         while True:
             for i, r in enumerate(self._rows):
-                if r[0] == event_id:
+                if r.id == event_id:
                     return i
             if not self.canFetchMore(QModelIndex()):
                 return None
@@ -116,32 +133,39 @@ class HistoryModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
+        return 0 if parent.isValid() else len(self.headers)
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if (orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
-                and 0 <= section < len(HEADERS)):
-            return HEADERS[section]
+                and 0 <= section < len(self.headers)):
+            return self.headers[section]
         return None
+
+    def text(self, row: hq.Row, column: int) -> str:
+        if column == 0:
+            return clock(row.ts)
+        if column == 1:
+            return row.server
+        if column == 2:
+            return row.tool or row.method or ""
+        if self._filter.all_frames:
+            return frame_text(row) if column == 3 else (row.reason or "")
+        return outcome_text(row)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
             return None
         row = self._rows[index.row()]
-        value = row[_FIELDS[index.column()]]
+        column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            if index.column() == 0:
-                return clock(value)
-            if index.column() == 2 and not value:
-                return row[7] or ""  # no tool: show the method
-            return "" if value is None else str(value)
-        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 3:
-            color = _VERDICT_COLORS.get(str(value))
+            return self.text(row, column)
+        if role == Qt.ItemDataRole.ForegroundRole and column == 3:
+            color = _COLORS.get(severity(row))
             return QColor(color) if color else None
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 5 and value:
-            return str(value)
+        if role == Qt.ItemDataRole.ToolTipRole and column >= 3:
+            return self.text(row, column) or None
         return None
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
@@ -150,8 +174,8 @@ class HistoryModel(QAbstractTableModel):
     def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
         if not self.canFetchMore(parent):
             return
-        after = (self._rows[-1][1], self._rows[-1][0]) if self._rows else None
-        if not self._filter.text.strip():
+        after = (self._rows[-1].ts, self._rows[-1].id) if self._rows else None
+        if hq.uses_index(self._filter):
             self._append_page(self._generation, hq.page(self._conn, self._filter, after))
             return
         self._set_loading(True)
@@ -171,12 +195,12 @@ class HistoryModel(QAbstractTableModel):
             conn.close()
         self._page_loaded.emit(generation, rows)  # queued to the GUI thread
 
-    def _append_page(self, generation: int, more: list[tuple[Any, ...]]) -> None:
+    def _append_page(self, generation: int, more: list[hq.Row]) -> None:
         if generation != self._generation:
             return
         self._set_loading(False)
         self._exhausted = len(more) < hq.PAGE
-        more = [r for r in more if r[0] <= self._ceiling]
+        more = [r for r in more if r.id <= self._ceiling]
         if more:
             start = len(self._rows)
             self.beginInsertRows(QModelIndex(), start, start + len(more) - 1)

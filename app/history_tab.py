@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
 from app import history_query as hq
 from app import wording
 from app.history_model import HistoryModel
+from app.outcomes import FRAME_CHOICES, OUTCOME_CHOICES
 
 ANY = "Any"
-VERDICTS = ("deny", "block", "ask", "warn", "allow", "pass")
 RANGES: list[tuple[str, float | None]] = [
     ("Any time", None),
     ("Last hour", 3600.0),
@@ -46,19 +46,25 @@ class HistoryTab(QWidget):
         self.conn = conn
         self.model = HistoryModel(conn, self)
 
-        self.server = self._combo("Server")
-        self.tool = self._combo("Tool")
+        self.server = self._combo("server")
+        self.tool = self._combo("tool")
         self.verdict = QComboBox()
-        self.verdict.addItems([ANY, *VERDICTS])
-        self.verdict.setToolTip("Verdict")
+        self.verdict.setToolTip("What happened to the call")
+        self._fill_verdicts(OUTCOME_CHOICES)
         self.range = QComboBox()
         self.range.addItems([label for label, _ in RANGES])
-        self.text = QLineEdit(placeholderText="Search tool, server, reason, arguments, trace id…")
+        self.text = QLineEdit(placeholderText="Search tools, servers, reasons, arguments, "
+                                              "destinations, trace ids…")
         self.text.setClearButtonEnabled(True)
-        self.all_frames = QCheckBox("All frames")
-        self.all_frames.setToolTip("Show every JSON-RPC frame, not only decisions")
+        self.all_frames = QCheckBox("&All frames")
+        self.all_frames.setToolTip("Show every message as recorded (requests, answers, results),"
+                                   " not one row per call")
         self.searching = QLabel("Searching…")
         self.searching.setVisible(False)
+        self.short_text = QLabel("Searching recent history only: type 3 or more characters "
+                                 "to search all of it")
+        self.short_text.setObjectName("note")
+        self.short_text.setVisible(False)
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("Save the rows that match the filters as CSV or JSON")
 
@@ -72,12 +78,12 @@ class HistoryTab(QWidget):
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
-        for column, width in enumerate((150, 110, 140, 70, 90)):
+        for column, width in enumerate((150, 120, 160)):
             header.resizeSection(column, width)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.detail = QPlainTextEdit(readOnly=True)
         self.detail.setObjectName("detail")
-        self.detail.setPlaceholderText("Select a row to see why it was decided that way.")
+        self.detail.setPlaceholderText("Select a call to see what happened and why.")
 
         filters = QHBoxLayout()
         for widget in (self.server, self.tool, self.verdict, self.range):
@@ -93,6 +99,7 @@ class HistoryTab(QWidget):
         splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
+        layout.addWidget(self.short_text)
         layout.addWidget(splitter, 1)
 
         self._debounce = QTimer(self, singleShot=True, interval=250)
@@ -100,7 +107,7 @@ class HistoryTab(QWidget):
         self.text.textChanged.connect(self._debounce.start)
         for combo in (self.server, self.tool, self.verdict, self.range):
             combo.currentTextChanged.connect(self._debounce.start)
-        self.all_frames.toggled.connect(self.apply_filters)
+        self.all_frames.toggled.connect(self._view_changed)
         self.export_button.clicked.connect(self.export)
         self.model.searching.connect(self.searching.setVisible)
         self.table.selectionModel().currentRowChanged.connect(self._show_detail)
@@ -117,47 +124,69 @@ class HistoryTab(QWidget):
         combo.lineEdit().setPlaceholderText(name)  # type: ignore[union-attr]
         return combo
 
+    def _fill_verdicts(self, choices: list[tuple[str, str | None]]) -> None:
+        chosen = self.verdict.currentData()
+        self.verdict.blockSignals(True)
+        self.verdict.clear()
+        for label, value in choices:
+            self.verdict.addItem(label, value)
+        self.verdict.setCurrentIndex(max(0, self.verdict.findData(chosen)))
+        self.verdict.blockSignals(False)
+
+    def _view_changed(self, all_frames: bool) -> None:
+        self._fill_verdicts(FRAME_CHOICES if all_frames else OUTCOME_CHOICES)
+        self.verdict.setToolTip("Each frame's own verdict" if all_frames
+                                else "What happened to the call")
+        self.apply_filters()
+
     def refresh_choices(self) -> None:
         """Offer the servers and tools the log knows."""
         for combo, column in ((self.server, "server"), (self.tool, "tool")):
             current = combo.currentText()
             combo.blockSignals(True)
             combo.clear()
-            combo.addItem(ANY)
+            combo.addItem(f"{ANY} {column}")
             combo.addItems(hq.distinct_values(self.conn, column))
-            combo.setCurrentText(current or ANY)
+            combo.setCurrentText(current or f"{ANY} {column}")
             combo.blockSignals(False)
 
     def current_filter(self) -> hq.HistoryFilter:
         def chosen(combo: QComboBox) -> str | None:
             text = combo.currentText().strip()
-            return None if text in ("", ANY) else text
+            return None if text in ("", f"{ANY} server", f"{ANY} tool") else text
 
         span = RANGES[self.range.currentIndex()][1]
         return hq.HistoryFilter(
             server=chosen(self.server),
             tool=chosen(self.tool),
-            verdict=chosen(self.verdict),
+            verdict=self.verdict.currentData(),
             since=time.time() - span if span else None,
             text=self.text.text(),
-            decisions_only=not self.all_frames.isChecked(),
+            all_frames=self.all_frames.isChecked(),
         )
 
     def apply_filters(self) -> None:
-        self.model.set_filter(self.current_filter())
+        filt = self.current_filter()
+        self.short_text.setVisible(not hq.uses_index(filt))
+        self.model.set_filter(filt)
         self.detail.clear()
 
     def show_event(self, event_id: int) -> bool:
-        """Select one event (from a notification click), clearing filters that hide it."""
+        """Select one event's call (from a notification click), clearing filters that hide it."""
+        if not self.all_frames.isChecked():
+            event_id = hq.call_of(self.conn, event_id) or event_id
         row = self.model.row_of(event_id)
         if row is None:
-            for combo in (self.server, self.tool, self.verdict):
-                combo.setCurrentText(ANY)
+            for combo in (self.server, self.tool):
+                combo.setCurrentIndex(0)
+            self.verdict.setCurrentIndex(0)
             self.range.setCurrentIndex(0)
             self.text.clear()
-            self.all_frames.setChecked(True)
             self._debounce.stop()
             self.apply_filters()
+            row = self.model.row_of(event_id)
+        if row is None and not self.all_frames.isChecked():
+            self.all_frames.setChecked(True)  # not part of any call: show it as a frame
             row = self.model.row_of(event_id)
         if row is None:
             return False
@@ -175,8 +204,13 @@ class HistoryTab(QWidget):
         if row < 0:
             self.detail.clear()
             return
-        ev = hq.event(self.conn, self.model.event_id(row))
-        self.detail.setPlainText(wording.explain_event(ev) if ev else "")
+        event_id = self.model.event_id(row)
+        if self.all_frames.isChecked():
+            ev = hq.event(self.conn, event_id)
+            self.detail.setPlainText(wording.explain_event(ev) if ev else "")
+            return
+        self.detail.setPlainText(wording.explain_call(self.model.row_data(row),
+                                                      hq.call_frames(self.conn, event_id)))
 
     def export(self) -> None:
         path, chosen = QFileDialog.getSaveFileName(

@@ -48,11 +48,10 @@ def main(argv: list[str]) -> int:
     from app import icons
     from app.application import GatewatchApp, read_settings
     from app.store import open_db
+    from app.theme import style_sheet
 
     qt_app.setWindowIcon(icons.app_icon())
-    style = paths.resources_dir() / "style" / "gatewatch.qss"
-    if style.exists():
-        qt_app.setStyleSheet(style.read_text(encoding="utf-8"))
+    qt_app.setStyleSheet(style_sheet(qt_app.palette()))
     from proxy.store.schema import SchemaError
 
     settings, problem = read_settings(paths.settings_path())

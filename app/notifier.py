@@ -22,10 +22,21 @@ class Notifier(QObject):
         self.conn = conn
         self.limiter = RateLimiter(limit=3, window_s=60)
         self.last: dict[str, Any] | None = None
+        self._own: set[tuple[str, str]] = set()  # (session, tool) answered or missed here
         tray.message_clicked.connect(self._clicked)
+
+    def expect_own(self, question: Any) -> None:
+        """The person answered this question here: the proxy's deny notice is not news."""
+        self._own.add((question.session_id, question.tool))
 
     def notice(self, msg: dict[str, Any]) -> bool:
         """Show one notice unless the limit is reached; True when shown."""
+        key = (str(msg.get("session_id") or ""), str(msg.get("tool") or ""))
+        if msg.get("decided_by") in ("app", "timeout") and key in self._own:
+            self._own.discard(key)  # already told (a timeout), or the person's own answer
+            return False
+        if msg.get("decided_by") == "app":
+            return False
         if not self.limiter.allow():
             return False
         verdict = msg.get("verdict")
@@ -39,13 +50,14 @@ class Notifier(QObject):
         self.tray.notify(title, text, critical=verdict == "block")
         return True
 
-    def missed(self, server: str, tool: str) -> bool:
+    def missed(self, question: Any) -> bool:
         """A question timed out unanswered: say so once, calmly (the call was denied)."""
+        self.expect_own(question)
         if not self.limiter.allow():
             return False
         self.last = None
-        self.tray.notify(f"Gatewatch denied {tool} on {server}",
-                         "Nobody answered in time, so the call was denied. "
+        self.tray.notify(f"Nobody answered: {question.tool} on {question.server} was denied",
+                         "The question timed out, so Gatewatch denied the call. "
                          "The client may ask again.")
         return True
 

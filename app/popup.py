@@ -1,25 +1,32 @@
 """The approval popup: one question group at a time, shown by the AskController.
 
-Guards against accidental approval: Allow starts without focus and ignores input for its first
-half second; Escape and closing mean deny; a countdown (paused by any interaction) denies when it
-runs out. Every text from a proxy is shown as plain text, never as markup.
+Guards against accidental answers: the popup appears without taking the keyboard (typing meant
+for another window stays there), Allow ignores input for half a second after the popup appears
+or becomes active, Enter presses only the focused button, Escape and closing mean deny, and a
+countdown (paused by any interaction inside the popup) runs out to a timeout, not a human deny.
+Every text from a proxy is shown as plain text, never as markup.
 """
 
 from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QHideEvent, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
     QButtonGroup,
     QComboBox,
     QDialog,
-    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLayout,
+    QLineEdit,
     QPushButton,
     QRadioButton,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -34,19 +41,22 @@ from app.questions import QuestionGroup
 GUARD_MS = 500
 TICK_MS = 250
 EXPIRY_CHOICES: list[tuple[str, float | None]] = [
-    ("no expiry", None),
+    ("until I revoke it", None),
     ("for 1 hour", 3600.0),
     ("for 1 day", 86400.0),
     ("for 30 days", 30 * 86400.0),
 ]
-_INTERACTIONS = {QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel}
+_INTERACTIONS = {QEvent.Type.MouseButtonPress, QEvent.Type.KeyPress, QEvent.Type.Wheel,
+                 QEvent.Type.ShortcutOverride}
 
 
-def _plain(text: str) -> QLabel:
+def _plain(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    # Wrapped labels must get the height their text needs at the width they are given.
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     return label
 
 
@@ -58,25 +68,29 @@ class ApprovalPopup(QDialog):
         self.setObjectName("approvalPopup")
         self.setWindowTitle("Gatewatch — approve this call?")
         self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint)
-        self.setMinimumWidth(520)
+        # Appear without taking the keyboard from the window the person is typing in.
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setMinimumWidth(560)
+        self.setMaximumWidth(760)  # long destinations wrap instead of widening the popup
         self.group: QuestionGroup | None = None
         self.countdown = Countdown(0, enabled=False)
         self._closing_quietly = False
+        self._quiet = QElapsedTimer()  # since the popup appeared or the last swallowed key
 
         self.position = QLabel()
         self.position.setObjectName("position")
-        self.headline = _plain("")
+        self.headline = _plain()
         self.headline.setObjectName("headline")
-        self.merged = _plain("")
+        self.merged = _plain()
         self.merged.setObjectName("merged")
-        self.why = _plain("")
-        self.origin = _plain("")
-        self.client = _plain("")
+        self.why = _plain()
+        self.origin = _plain()
+        self.client = _plain()
         for label in (self.why, self.origin, self.client):
             label.setObjectName("fact")
 
         self.details_toggle = QToolButton()
-        self.details_toggle.setText("Show arguments")
+        self.details_toggle.setText("Show ar&guments")
         self.details_toggle.setCheckable(True)
         self.details_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.details_toggle.setArrowType(Qt.ArrowType.RightArrow)
@@ -86,9 +100,9 @@ class ApprovalPopup(QDialog):
         self.preview.setVisible(False)
         self.preview.setMinimumHeight(140)
 
-        self.remember_once = QRadioButton("Just this call")
-        self.remember_session = QRadioButton("For this session")
-        self.remember_forever = QRadioButton()
+        self.remember_once = QRadioButton("&Just this call")
+        self.remember_session = QRadioButton("For this &session")
+        self.remember_forever = QRadioButton("T&rust this destination")
         self.expiry = QComboBox()
         for text, _ in EXPIRY_CHOICES:
             self.expiry.addItem(text)
@@ -97,21 +111,36 @@ class ApprovalPopup(QDialog):
             self.remember.addButton(button)
         self.remember_forever.toggled.connect(self.expiry.setEnabled)
 
-        self.deny_button = QPushButton("Deny")
+        self.agent_caption = QLabel("If you deny, &tell the agent why:")
+        self.agent_message = QLineEdit()
+        self.agent_message.setObjectName("agentMessage")
+        self.agent_message.setPlaceholderText("optional, e.g. “use the company address”")
+        self.agent_message.setMaxLength(500)
+        self.agent_caption.setBuddy(self.agent_message)
+
+        self.deny_button = QPushButton("&Deny")
         self.deny_button.setObjectName("deny")
-        self.allow_button = QPushButton("Allow")
+        self.deny_forever_button = QPushButton("Al&ways deny")
+        self.deny_forever_button.setObjectName("denyForever")
+        self.deny_forever_button.setToolTip(
+            "Deny this call and never ask again about this destination for this tool "
+            "(undo it in Trusted destinations)")
+        self.allow_button = QPushButton("&Allow")
         self.allow_button.setObjectName("allow")
-        for push in (self.deny_button, self.allow_button):
+        for push in (self.deny_button, self.deny_forever_button, self.allow_button):
             push.setAutoDefault(False)
             push.setDefault(False)
             push.setMinimumWidth(110)
         self.allow_button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        self.deny_button.clicked.connect(lambda: self._answer(Answer.deny()))
+        self.deny_button.clicked.connect(
+            lambda: self._answer(Answer.deny(message=self.agent_message.text())))
+        self.deny_forever_button.clicked.connect(
+            lambda: self._answer(Answer.deny_forever(self.agent_message.text())))
         self.allow_button.clicked.connect(self._allow)
 
         # Without a running countdown the client's own deadline still applies: say when.
         self.deadline_note = QLabel()
-        self.deadline_note.setObjectName("caption")
+        self.deadline_note.setObjectName("note")
 
         self._guard = QTimer(self, singleShot=True, interval=GUARD_MS)
         self._guard.timeout.connect(lambda: self.allow_button.setEnabled(True))
@@ -119,26 +148,31 @@ class ApprovalPopup(QDialog):
         self._tick.timeout.connect(self._on_tick)
 
         layout = QVBoxLayout(self)
-        layout.setSpacing(8)
+        layout.setSpacing(10)
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)  # see _fit()
         top = QHBoxLayout()
         top.addWidget(self.headline, 1)
         top.addWidget(self.position, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(top)
         layout.addWidget(self.merged)
-        facts = QFormLayout()
+        facts = QGridLayout()
         facts.setHorizontalSpacing(12)
         facts.setVerticalSpacing(6)
-        facts.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
-        facts.addRow(self._caption("Why"), self.why)
+        facts.setColumnStretch(1, 1)
         self.origin_caption = self._caption("Came from")
-        facts.addRow(self.origin_caption, self.origin)
-        facts.addRow(self._caption("Asked by"), self.client)
+        for row, (caption, label) in enumerate(((self._caption("Why"), self.why),
+                                                (self.origin_caption, self.origin),
+                                                (self._caption("Asked by"), self.client))):
+            facts.addWidget(caption, row, 0, Qt.AlignmentFlag.AlignRight
+                            | Qt.AlignmentFlag.AlignTop)
+            facts.addWidget(label, row, 1)
         layout.addLayout(facts)
         layout.addWidget(self.details_toggle)
-        layout.addWidget(self.preview)
+        layout.addWidget(self.preview, 1)
         remember_box = QVBoxLayout()
-        remember_box.setSpacing(2)
-        remember_box.addWidget(QLabel("If you allow, remember it:"))
+        remember_box.setSpacing(4)
+        self.remember_caption = QLabel("If you allow, remember it:")
+        remember_box.addWidget(self.remember_caption)
         remember_box.addWidget(self.remember_once)
         remember_box.addWidget(self.remember_session)
         forever_row = QHBoxLayout()
@@ -147,10 +181,16 @@ class ApprovalPopup(QDialog):
         forever_row.addStretch(1)
         remember_box.addLayout(forever_row)
         layout.addLayout(remember_box)
+        message_row = QHBoxLayout()
+        message_row.addWidget(self.agent_caption)
+        message_row.addWidget(self.agent_message, 1)
+        layout.addLayout(message_row)
         buttons = QHBoxLayout()
         buttons.addWidget(self.deadline_note)
         buttons.addStretch(1)
+        buttons.addWidget(self.deny_forever_button)
         buttons.addWidget(self.deny_button)
+        buttons.addSpacing(12)
         buttons.addWidget(self.allow_button)
         layout.addLayout(buttons)
 
@@ -171,8 +211,7 @@ class ApprovalPopup(QDialog):
         self.position.setVisible(total > 1)
         self.headline.setText(wording.headline(q))
         n = len(group.members)
-        self.merged.setText(f"{n} identical calls are waiting — one answer settles all." if n > 1
-                            else "")
+        self.merged.setText(wording.merged(n))
         self.merged.setVisible(n > 1)
         self.why.setText(wording.why(q))
         origin = wording.origin(q)
@@ -180,13 +219,17 @@ class ApprovalPopup(QDialog):
         self.origin.setVisible(bool(origin))
         self.origin_caption.setVisible(bool(origin))
         self.client.setText(wording.client(q))
-        self.remember_forever.setText(
-            f"Always for {q.destination} on {q.tool}" if q.destination else "Always"
-        )
         offered = q.remember_choices
         self.remember_session.setVisible("session" in offered)
         self.remember_forever.setVisible("forever" in offered)
         self.expiry.setVisible("forever" in offered)
+        self.deny_forever_button.setVisible(bool(q.destination))
+        risky = wording.risky(q)
+        if self.allow_button.property("risky") != risky:
+            # Allow is the prominent button only when allowing is the ordinary answer.
+            self.allow_button.setProperty("risky", risky)
+            self.allow_button.style().unpolish(self.allow_button)
+            self.allow_button.style().polish(self.allow_button)
         if not new:
             return
         diff = (q.detail or {}).get("diff")
@@ -196,18 +239,28 @@ class ApprovalPopup(QDialog):
         self.remember_once.setChecked(True)
         self.expiry.setCurrentIndex(0)
         self.expiry.setEnabled(False)
+        self.agent_message.clear()
         self.countdown = Countdown(countdown_s, enabled=countdown_s > 0)
         self._update_deny_label()
-        self.allow_button.setEnabled(False)
-        self._guard.start()
+        self._start_guard()
+        self._quiet.start()
         self._tick.start()
-        if not self.isVisible():
-            self._closing_quietly = False
-            self.show()
+        self._closing_quietly = False
+        if self.isMinimized() or not self.isVisible():
+            self.showNormal()  # a minimised popup comes back for a new question
+        self.raise_()
+        # Safe keyboard focus for when the person comes to the popup: Enter there denies.
+        self.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._fit()
+        QTimer.singleShot(0, self._fit)  # again once the window manager has placed it
+
+    def bring_forward(self) -> None:
+        """The person asked for the popup (tray click): show it and give it the keyboard."""
+        if self.group is None:
+            return
+        self.showNormal()
         self.raise_()
         self.activateWindow()
-        # Keys typed for another window land on a harmless control: Space only shows arguments.
-        self.details_toggle.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def close_quietly(self) -> None:
         """Hide without answering (the queue is empty or the question went away)."""
@@ -220,10 +273,10 @@ class ApprovalPopup(QDialog):
     # -- answers ------------------------------------------------------------------------------
 
     def chosen_answer(self) -> Answer:
-        if self.remember_forever.isChecked() and self.remember_forever.isVisible():
+        if self.remember_forever.isChecked() and not self.remember_forever.isHidden():
             expires = EXPIRY_CHOICES[self.expiry.currentIndex()][1]
             return Answer(allow=True, remember=Remember.FOREVER, expires_in_s=expires)
-        if self.remember_session.isChecked() and self.remember_session.isVisible():
+        if self.remember_session.isChecked() and not self.remember_session.isHidden():
             return Answer(allow=True, remember=Remember.SESSION)
         return Answer(allow=True)
 
@@ -239,7 +292,7 @@ class ApprovalPopup(QDialog):
 
     def reject(self) -> None:
         # Escape lands here: deny this call.
-        self._answer(Answer.deny())
+        self._answer(Answer.deny(message=self.agent_message.text()))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closing_quietly and self.group is not None:
@@ -249,13 +302,23 @@ class ApprovalPopup(QDialog):
         super().closeEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        # Enter must never answer by accident: only Escape (deny) has a meaning of its own here.
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not self.deny_button.hasFocus():
+        # Enter presses the focused button (Deny by default), never an unfocused Allow.
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             event.accept()
+            focused = self.focusWidget()
+            if isinstance(focused, QAbstractButton) and focused.isEnabled() and \
+                    focused in (self.deny_button, self.deny_forever_button, self.allow_button):
+                focused.click()
+            elif focused is self.agent_message:
+                self.deny_button.click()  # a typed reason is for a deny
             return
         super().keyPressEvent(event)
 
-    # -- countdown ----------------------------------------------------------------------------
+    # -- countdown and guard ------------------------------------------------------------------
+
+    def _start_guard(self) -> None:
+        self.allow_button.setEnabled(False)
+        self._guard.start()
 
     def _on_tick(self) -> None:
         if self.countdown.tick(TICK_MS / 1000):
@@ -265,7 +328,7 @@ class ApprovalPopup(QDialog):
 
     def _update_deny_label(self) -> None:
         suffix = self.countdown.label()
-        self.deny_button.setText(f"Deny ({suffix})" if suffix else "Deny")
+        self.deny_button.setText(f"&Deny ({suffix})" if suffix else "&Deny")
         if self.group is None or self.countdown.running:
             self.deadline_note.clear()
             return
@@ -274,33 +337,61 @@ class ApprovalPopup(QDialog):
 
     def _toggle_details(self, shown: bool) -> None:
         self.preview.setVisible(shown)
-        self.details_toggle.setText("Hide arguments" if shown else "Show arguments")
+        self.details_toggle.setText("Hide ar&guments" if shown else "Show ar&guments")
         arrow = Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
         self.details_toggle.setArrowType(arrow)
-        self.adjustSize()
+        self._fit()
+
+    def _fit(self) -> None:
+        """Exactly as tall as the wrapped text needs at the current width: no gaps, no cut
+        lines (wrapped labels only know their height once the width is known)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        width = max(self.width(), self.minimumWidth())
+        height = layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else \
+            layout.sizeHint().height()
+        # The layout's own minimum is reckoned at the narrowest width, far too tall for text
+        # that wraps; the real minimum is the height at this width (so nothing overlaps).
+        self.setMinimumHeight(height)
+        self.resize(width, height)
 
     def showEvent(self, event: QShowEvent) -> None:
-        from PySide6.QtWidgets import QApplication
-
-        QApplication.instance().installEventFilter(self)  # type: ignore[union-attr]
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
         super().showEvent(event)
 
     def hideEvent(self, event: QHideEvent) -> None:
-        from PySide6.QtWidgets import QApplication
-
         app = QApplication.instance()
         if app is not None:
             app.removeEventFilter(self)
         super().hideEvent(event)
 
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.WindowActivate and self.group is not None:
+            # A click that brings the popup to the front must not also land on Allow.
+            self._start_guard()
+        return super().event(event)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        inside = isinstance(watched, QWidget) and (watched is self or self.isAncestorOf(watched))
+        if not inside or event.type() not in _INTERACTIONS:
+            return False
+        if event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and \
+                not self.keys_accepted():
+            # Keys typed for another window that landed here: the burst is swallowed whole
+            # (no Space toggling, no Enter answering, no pausing the clock).
+            self._quiet.start()
+            return True
         # Any click, key or scroll inside the popup means the human is reading: stop the clock.
-        if (
-            event.type() in _INTERACTIONS
-            and self.countdown.running
-            and isinstance(watched, QWidget)
-            and (watched is self or self.isAncestorOf(watched))
-        ):
+        if self.countdown.running:
             self.countdown.pause()
             self._update_deny_label()
         return False
+
+    def keys_accepted(self) -> bool:
+        """False for the guard time after the popup appeared and after each swallowed key:
+        a key then is most likely the tail of typing meant for another window."""
+        return not self._quiet.isValid() or self._quiet.elapsed() >= GUARD_MS

@@ -1,5 +1,9 @@
 """The approval queue: questions from every proxy, identical ones merged, one answer for all.
 
+Identical means the same server, tool, destination, contract and arguments (by the digest the
+proxy sends: the preview is redacted and cut short, so two different calls can look alike).
+A question without a digest merges with nothing.
+
 No Qt here. The popup shows `current()`; the hub feeds `add()`, `cancel()` and `drop_session()`.
 """
 
@@ -10,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-Key = tuple[str, str, str | None, str]
+Key = tuple[str, str, str | None, str, str]
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class Question:
     detail: dict[str, Any] | None
     received_at: float  # our monotonic clock, for the deadline
     remember_choices: tuple[str, ...] = ("once", "session", "forever")
+    arguments_digest: str = ""
+    launched_by: str = ""  # the app whose config started this server, when known
 
     @classmethod
     def from_message(cls, msg: dict[str, Any], now: float | None = None) -> Question:
@@ -70,13 +76,16 @@ class Question:
             detail=obj("detail"),
             received_at=time.monotonic() if now is None else now,
             remember_choices=choices or ("once",),
+            arguments_digest=text("arguments_digest"),
         )
 
     @property
     def key(self) -> Key:
         # The contract is part of the key so a changed-tool question (no destination) never
         # merges with a different kind of question about the same tool.
-        return (self.server, self.tool, self.destination, self.contract)
+        same_call = f"args:{self.arguments_digest}" if self.arguments_digest else \
+            f"ask:{self.session_id}/{self.ask_id}"
+        return (self.server, self.tool, self.destination, self.contract, same_call)
 
     def deadline_at(self) -> float:
         return self.received_at + self.deadline_s

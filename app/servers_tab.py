@@ -19,10 +19,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app import history_query as hq
 from app import store
 from app.diff_view import DiffView
 from app.hub import Hub
 from app.live_proxies import uptime_text
+from app.outcomes import outcome_text
 from app.wording import clock
 
 PIN_STATES = {
@@ -30,8 +32,9 @@ PIN_STATES = {
     "pending": "new — awaiting you",
     "rejected": "rejected",
 }
+FLAGGED = "looks like a prompt injection — awaiting you"
 ENDED_HEADERS = ("Server", "Client", "PID", "Started", "Stopped", "How it ended")
-PROXY_HEADERS = ("Server", "Client", "PID", "Uptime", "Calls", "Denied", "Last verdict", "State")
+PROXY_HEADERS = ("Server", "Client", "PID", "Uptime", "Calls", "Denied", "Last call", "State")
 
 
 def _item(text: object) -> QTableWidgetItem:
@@ -145,8 +148,9 @@ class ServersTab(QWidget):
         for r, p in enumerate(proxies):
             state = "paused" if p.paused or p.server in paused or store.ALL_SERVERS in paused \
                 else "running"
+            last = hq.last_call(self.conn, p.session_id)
             values = (p.server, p.client_label, p.pid, uptime_text(p.started_at, now), p.calls,
-                      p.denied, p.last_verdict or "—", state)
+                      p.denied, f"{last.tool}: {outcome_text(last)}" if last else "—", state)
             for c, value in enumerate(values):
                 self.proxies.setItem(r, c, _item(value))
             if p.server == selected:
@@ -186,7 +190,11 @@ class ServersTab(QWidget):
         self.pins.blockSignals(True)
         self.pins.setRowCount(len(self._changes))
         for r, change in enumerate(self._changes):
-            for c, value in enumerate((change.server, change.tool, PIN_STATES[change.status])):
+            state = PIN_STATES[change.status]
+            if change.status != "rejected" and hq.flagged_tool(self.conn, change.server,
+                                                               change.tool):
+                state = FLAGGED
+            for c, value in enumerate((change.server, change.tool, state)):
                 self.pins.setItem(r, c, _item(value))
             if (change.server, change.tool) == keep:
                 self.pins.selectRow(r)  # a periodic refresh must not lose the user's place

@@ -33,6 +33,18 @@ ASK_VIA_LABELS = {
 }
 
 
+def countdown_problem(popup_s: float, ask_s: float, countdown: bool = True) -> str:
+    """Why this popup countdown cannot work with this wait ("" when it can). The proxy tells
+    the popup to give up DEADLINE_MARGIN_S before its own deadline, so a longer countdown
+    would be cut short without a word."""
+    longest = ask_s - DEADLINE_MARGIN_S
+    if countdown and popup_s > longest:
+        return (f"The popup can count down at most {longest:g} s: a call waits at most "
+                f"{ask_s:g} s and the popup must answer {DEADLINE_MARGIN_S:g} s before that. "
+                "Shorten the countdown or let calls wait longer.")
+    return ""
+
+
 class SettingsTab(QWidget):
     saved = Signal(object)  # proxy.settings.Settings
 
@@ -83,6 +95,15 @@ class SettingsTab(QWidget):
         layout.addStretch(1)
         layout.addLayout(row)
         self.countdown.toggled.connect(self.popup_timeout.setEnabled)
+        self.problem = QLabel()
+        self.problem.setObjectName("error")
+        self.problem.setWordWrap(True)
+        self.problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.problem.hide()
+        layout.insertWidget(1, self.problem)
+        for box in (self.popup_timeout, self.ask_timeout):
+            box.valueChanged.connect(self._check)
+        self.countdown.toggled.connect(self._check)
         self.save_button.clicked.connect(self.save)
         self.show_settings(settings, countdown=app_prefs.load().countdown)
 
@@ -95,6 +116,15 @@ class SettingsTab(QWidget):
         self.retention.setValue(s.retention_days)
         self.detector.setChecked(s.detector)
         self.start_at_login.setChecked(autostart.autostart_file().exists())
+        self._check()
+
+    def _check(self) -> bool:
+        problem = countdown_problem(self.popup_timeout.value(), self.ask_timeout.value(),
+                                    self.countdown.isChecked())
+        self.problem.setText(problem)
+        self.problem.setVisible(bool(problem))
+        self.save_button.setEnabled(not problem)
+        return not problem
 
     def current(self) -> Settings:
         return dataclasses.replace(
@@ -107,6 +137,8 @@ class SettingsTab(QWidget):
         )
 
     def save(self) -> None:
+        if not self._check():
+            return
         settings = self.current()
         try:
             save_settings(settings, self.path)

@@ -16,7 +16,7 @@ from proxy import paths
 from proxy.ask.trust import Grant, TrustStore
 from proxy.engine.pinning import PinStore, ToolVersion
 from proxy.engine.pinning import diff as pin_diff
-from proxy.store import schema
+from proxy.store import queries, schema
 
 ALL_SERVERS = "*"  # server_state row meaning "every server, including ones not seen yet"
 
@@ -127,12 +127,47 @@ def add_grant(
     server, tool, destination = server.strip(), tool.strip(), destination.strip()
     if not (server and tool and destination):
         raise ValueError("a trusted destination needs a server, a tool and a destination")
+    # Trusting a destination by hand lifts a standing deny of the same one.
+    from proxy.ask.trust import normalize
+
+    for denial in queries.denials(conn):
+        if (denial.server, denial.tool, denial.destination) == (server, tool,
+                                                                normalize(destination)):
+            queries.revoke_denial(conn, denial.id)
     return TrustStore(conn).add(server, tool, destination, expires_at=expires_at,
                                 decided_by="app")
 
 
 def revoke_grant(conn: sqlite3.Connection, grant_id: int) -> bool:
     return TrustStore(conn).revoke(grant_id)
+
+
+def trust_fingerprint(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    """Changes whenever a grant or a standing deny is added or revoked (cheap to poll)."""
+    row = conn.execute(
+        "SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || "
+        "COALESCE(MAX(revoked_at), 0) FROM trust), (SELECT COUNT(*) || ':' || "
+        "COALESCE(MAX(id), 0) || ':' || COALESCE(MAX(revoked_at), 0) FROM denied)"
+    ).fetchone()
+    return tuple(row)
+
+
+# -- destinations always denied -----------------------------------------------------------------
+
+
+def denials(conn: sqlite3.Connection, include_inactive: bool = False) -> list[queries.Denial]:
+    return queries.denials(conn, include_inactive=include_inactive)
+
+
+def denial_state(denial: queries.Denial, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    if denial.revoked_at is not None:
+        return "revoked"
+    return "active" if denial.expires_at is None or denial.expires_at > now else "expired"
+
+
+def revoke_denial(conn: sqlite3.Connection, denial_id: int) -> bool:
+    return queries.revoke_denial(conn, denial_id)
 
 
 # -- sessions -----------------------------------------------------------------------------------

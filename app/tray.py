@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
@@ -14,6 +16,7 @@ class Tray(QObject):
     open_requested = Signal()
     pause_all_requested = Signal(bool)  # True = pause
     quit_requested = Signal()
+    protect_requested = Signal()
     message_clicked = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -21,16 +24,19 @@ class Tray(QObject):
         self.icon = QSystemTrayIcon(self)
         self.menu = QMenu()
         self.status = QAction("Gatewatch", self.menu, enabled=False)
+        self.unprotected = QAction("", self.menu, enabled=False)
+        self.protect_action = QAction("Protect all…", self.menu)
         self.open_action = QAction("Open Gatewatch", self.menu)
         self.pause_action = QAction("Pause all servers", self.menu)
         self.quit_action = QAction("Quit Gatewatch", self.menu)
-        for action in (self.status, None, self.open_action, self.pause_action, None,
-                       self.quit_action):
+        for action in (self.status, self.unprotected, self.protect_action, None,
+                       self.open_action, self.pause_action, None, self.quit_action):
             if action is None:
                 self.menu.addSeparator()
             else:
                 self.menu.addAction(action)
         self.open_action.triggered.connect(self.open_requested)
+        self.protect_action.triggered.connect(self.protect_requested)
         self.pause_action.triggered.connect(
             lambda: self.pause_all_requested.emit(not self._all_paused)
         )
@@ -55,7 +61,11 @@ class Tray(QObject):
         self.icon.setIcon(icons.tray_icon(self.state, facts.pending))
         tooltip = tray_tooltip(facts)
         self.icon.setToolTip(tooltip)
-        self.status.setText(tooltip.removeprefix("Gatewatch — "))
+        self.status.setText(tray_tooltip(replace(facts, unprotected="")).removeprefix(
+            "Gatewatch — "))
+        self.unprotected.setText(facts.unprotected)
+        self.unprotected.setVisible(bool(facts.unprotected))
+        self.protect_action.setVisible(bool(facts.unprotected))
         self.pause_action.setText("Resume all servers" if facts.all_paused else "Pause all servers")
 
     def notify(self, title: str, text: str, critical: bool = False) -> None:

@@ -20,6 +20,7 @@ class TrayFacts:
     pending: int
     missed: int
     all_paused: bool
+    unprotected: str = ""  # "6 servers in 3 clients are not protected", or ""
 
 
 def tray_state(facts: TrayFacts) -> TrayState:
@@ -44,4 +45,6 @@ def tray_tooltip(facts: TrayFacts) -> str:
         parts.append(f"{facts.missed} missed (denied)")
     if facts.all_paused:
         parts.append("all servers paused")
+    if facts.unprotected:
+        parts.append(facts.unprotected)
     return " — ".join(parts)

@@ -1,11 +1,14 @@
-"""Trusted destinations: what a human approved for good (server + tool + destination)."""
+"""Trusted destinations: what a human approved for good (server + tool + destination), and
+what they said to always deny. Refreshed while shown: an "Always" answer in a popup lands in the
+database through the proxy, a moment later."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -27,7 +30,10 @@ from app.popup import EXPIRY_CHOICES
 from app.wording import clock
 from proxy.ask.trust import Grant
 
-HEADERS = ("Server", "Tool", "Destination", "Since", "Expires", "By", "State")
+HEADERS = ("Destination", "Server", "Tool", "Rule", "Since", "Expires", "Decided by", "State")
+REFRESH_MS = 2000
+DECIDED_BY = {"app": "you, in this app", "elicitation": "you, in the AI client",
+              "cli": "the command line"}
 
 
 class TrustTab(QWidget):
@@ -37,6 +43,7 @@ class TrustTab(QWidget):
         super().__init__(parent)
         self.conn = conn
         self._grants: list[Grant] = []
+        self._rows: list[tuple[str, int, str]] = []  # (kind, id, state) per table row
 
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(HEADERS)
@@ -45,24 +52,26 @@ class TrustTab(QWidget):
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.show_inactive = QCheckBox("Show expired and revoked")
         self.revoke_button = QPushButton("Revoke")
         self.revoke_button.setEnabled(False)
 
-        self.server = QLineEdit(placeholderText="gmail")
-        self.tool = QLineEdit(placeholderText="send_email")
-        self.destination = QLineEdit(placeholderText="someone@example.com")
+        # Hints, not values: they say what goes there.
+        self.server = QLineEdit(placeholderText="server name, e.g. gmail")
+        self.tool = QLineEdit(placeholderText="tool, e.g. send_email")
+        self.destination = QLineEdit(placeholderText="address, URL or host")
         self.expiry = QComboBox()
         for text, _ in EXPIRY_CHOICES:
             self.expiry.addItem(text)
         self.add_button = QPushButton("Trust")
         self.error = QLabel()
-        self.error.setStyleSheet("color: #b3261e")
+        self.error.setObjectName("error")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel("Calls to these destinations are allowed without asking."), 1)
+        top.addWidget(QLabel("Calls to trusted destinations are allowed without asking; "
+                             "always-denied ones are denied without asking."), 1)
         top.addWidget(self.show_inactive)
         top.addWidget(self.revoke_button)
         add_box = QGroupBox("Trust a destination")
@@ -85,31 +94,77 @@ class TrustTab(QWidget):
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.revoke_button.clicked.connect(self.revoke_selected)
         self.add_button.clicked.connect(self.add)
+        self._timer = QTimer(self, interval=REFRESH_MS)
+        self._timer.timeout.connect(self._refresh_if_changed)
+        self._timer.start()
+        self._shown: object = None
         self.refresh()
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.refresh()
+
+    def _refresh_if_changed(self) -> None:
+        if self.isVisible() and store.trust_fingerprint(self.conn) != self._shown:
+            self.refresh()
+
     def refresh(self) -> None:
-        self._grants = store.grants(self.conn, include_inactive=self.show_inactive.isChecked())
-        self.table.setRowCount(len(self._grants))
-        for r, g in enumerate(self._grants):
-            values = (g.server, g.tool, g.destination, clock(g.created_at),
-                      clock(g.expires_at) or "never", g.decided_by or "", store.grant_state(g))
+        inactive = self.show_inactive.isChecked()
+        self._shown = store.trust_fingerprint(self.conn)
+        chosen = self.selected_row()
+        self._grants = store.grants(self.conn, include_inactive=inactive)
+        denials = store.denials(self.conn, include_inactive=inactive)
+        rows: list[tuple[tuple[str, ...], tuple[str, int, str]]] = []
+        for g in self._grants:
+            state = store.grant_state(g)
+            rows.append(((g.destination, g.server, g.tool, "trusted", clock(g.created_at),
+                          clock(g.expires_at) or "never",
+                          DECIDED_BY.get(g.decided_by or "", g.decided_by or ""), state),
+                         ("trust", g.id, state)))
+        for d in denials:
+            state = store.denial_state(d)
+            rows.append(((d.destination, d.server, d.tool, "always denied", clock(d.created_at),
+                          clock(d.expires_at) or "never",
+                          DECIDED_BY.get(d.decided_by or "", d.decided_by or ""), state),
+                         ("deny", d.id, state)))
+        self._rows = [key for _, key in rows]
+        self.table.setRowCount(len(rows))
+        for r, (values, key) in enumerate(rows):
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 self.table.setItem(r, c, item)
+            if key[:2] == chosen:
+                self.table.selectRow(r)
         self._selection_changed()
 
+    def selected_row(self) -> tuple[str, int] | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self._rows):
+            return None
+        kind, row_id, _ = self._rows[rows[0].row()]
+        return kind, row_id
+
     def _selection_changed(self) -> None:
-        grant = self.selected()
-        self.revoke_button.setEnabled(grant is not None and store.grant_state(grant) == "active")
+        rows = self.table.selectionModel().selectedRows()
+        active = bool(rows) and rows[0].row() < len(self._rows) and \
+            self._rows[rows[0].row()][2] == "active"
+        self.revoke_button.setEnabled(active)
 
     def selected(self) -> Grant | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self._grants[rows[0].row()] if rows else None
+        chosen = self.selected_row()
+        if chosen is None or chosen[0] != "trust":
+            return None
+        return next((g for g in self._grants if g.id == chosen[1]), None)
 
     def revoke_selected(self) -> None:
-        grant = self.selected()
-        if grant is not None and store.revoke_grant(self.conn, grant.id):
+        chosen = self.selected_row()
+        if chosen is None:
+            return
+        kind, row_id = chosen
+        done = store.revoke_grant(self.conn, row_id) if kind == "trust" else \
+            store.revoke_denial(self.conn, row_id)
+        if done:
             self.refresh()
             self.changed.emit()
 

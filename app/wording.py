@@ -14,7 +14,7 @@ from app.questions import Question
 from proxy.engine.lookalike import shown
 
 CONTRACTS = {
-    "sink_gate": "it sends data to a destination you have not trusted yet",
+    "sink_gate": "it would send data to a destination you have not trusted yet",
     "pinning": "the tool changed since you approved it",
     "pin": "the tool changed since you approved it",
     "tool_changed": "the tool changed since you approved it",
@@ -47,12 +47,55 @@ def headline(q: Question) -> str:
     return f"{q.tool} on {q.server} needs your approval"
 
 
+_WHY_DESTINATION = (
+    ("is not a vouched destination", "not trusted yet, and no trusted tool listed it"),
+    ("is a contact seen in output of", "seen in a tool's output, not approved yet"),
+    ("is a link found in untrusted text", "a link that appeared in untrusted text"),
+    ("is a link planted in untrusted text", "a link from untrusted text, inside the content"),
+    ("came from untrusted text", "came from untrusted text"),
+)
+
+
+def plain_destination_why(why: str) -> str:
+    for start, plain in _WHY_DESTINATION:
+        if why.startswith(start):
+            return plain
+    return why
+
+
 def why(q: Question) -> str:
+    """Why a human is asked, in sentences: never the contract's code name or raw rule text."""
     plain = CONTRACTS.get(q.contract)
     parts = [f"{plain[0].upper()}{plain[1:]}." if plain else "A rule wants a human to decide."]
-    if q.reason:
-        parts.append(f"{q.contract or 'rule'}: {q.reason}")
+    detail = q.detail or {}
+    listed = detail.get("destinations")
+    asked = [d for d in listed if isinstance(d, dict) and d.get("verdict") in ("ask", "deny")] \
+        if isinstance(listed, list) else []
+    if asked:
+        for d in asked:
+            param = str(d.get("param") or "destination")
+            parts.append(f"{param}: {d.get('destination')} — "
+                         f"{plain_destination_why(str(d.get('why') or ''))}")
+    elif detail.get("pin") == "flagged":
+        rules = detail.get("rules")
+        parts.append("Its description reads like instructions to the AI"
+                     + (f" (rules {', '.join(map(str, rules))})." if rules else "."))
+    elif q.contract not in ("sink_gate", "pinning") and q.reason:
+        parts.append(q.reason)
     return "\n".join(parts)
+
+
+def merged(n: int) -> str:
+    if n <= 1:
+        return ""
+    return f"{n} identical calls (same tool, same arguments) are waiting — one answer settles all."
+
+
+def risky(q: Question) -> bool:
+    """Allowing is not the ordinary answer: the tool reads like an injection, or a value came
+    from untrusted output."""
+    detail = q.detail or {}
+    return detail.get("pin") == "flagged" or q.origin is not None
 
 
 def origin(q: Question, now: float | None = None) -> str:
@@ -72,12 +115,40 @@ def origin(q: Question, now: float | None = None) -> str:
     return f"{value} first appeared {kind + ' ' if kind else ''}in the output of {where}{when}."
 
 
+# clientInfo names of well-known apps (what they send in `initialize`).
+KNOWN_CLIENTS = {
+    "claude-ai": "Claude Desktop",
+    "claude-code": "Claude Code",
+    "cursor-vscode": "Cursor",
+    "Visual Studio Code": "VS Code",
+    "Visual Studio Code - Insiders": "VS Code Insiders",
+    "gemini-cli-mcp-client": "Gemini CLI",
+    "codex-mcp-client": "Codex",
+    "Zed": "Zed",
+    "windsurf-client": "Windsurf",
+    "goose": "Goose",
+    "Cline": "Cline",
+}
+_LIBRARIES = {"mcp", "mcp-client", "python-sdk", "typescript-sdk"}
+
+
 def client(q: Question) -> str:
+    """The app behind the call: the client whose config starts this server when Gatewatch
+    knows it, else what the client calls itself (which may be just its MCP library)."""
     c = q.client or {}
-    name = c.get("name")
+    name = str(c.get("name") or "")
+    said = f"{name} {c.get('version') or ''}".rstrip()
+    if q.launched_by:
+        if not name or KNOWN_CLIENTS.get(name) == q.launched_by:
+            return q.launched_by
+        return f"{q.launched_by} (the client calls itself “{said}”)"
+    if name in KNOWN_CLIENTS:
+        return f"{KNOWN_CLIENTS[name]} ({said})"
     if not name:
         return "an MCP client that has not said its name"
-    return f"{name} {c.get('version') or ''}".rstrip()
+    if name in _LIBRARIES:
+        return f"an app using the MCP library “{said}” (no client config names this server)"
+    return said
 
 
 def ago(ts: float, now: float | None = None) -> str:
@@ -97,16 +168,79 @@ def clock(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
+DECIDERS = {
+    "rules": "your rules and policy",
+    "trust": "a destination you trusted (or always deny)",
+    "elicitation": "you, in the AI client",
+    "app": "you, in the Gatewatch app",
+    "timeout": "nobody (the question timed out)",
+    "fallback": "nobody could be asked",
+    "cancelled": "the client (it cancelled the call)",
+    "detector": "the prompt-injection detector",
+}
+
+
+def explain_call(row: Any, frames: list[dict[str, Any]]) -> str:
+    """The History detail pane for one call: what happened, why, and each step."""
+    from app.history_query import COLUMNS, Row
+    from app.outcomes import frame_text, outcome_text
+
+    lines = [f"{clock(row.ts)}  {row.server} · {row.tool or row.method or ''}",
+             f"What happened: {outcome_text(row)}", ""]
+    if row.contract and row.verdict != "allow":
+        plain = CONTRACTS.get(row.contract)
+        if plain:
+            lines.append(f"Why: {plain[0].upper()}{plain[1:]}.")
+    if row.reason:
+        lines.append(f"Gatewatch's reason: {row.reason}")
+    answer = row.outcome_reason or ""
+    if row.reason and answer.startswith(f"{row.reason}; not approved: "):
+        answer = answer[len(row.reason) + len("; not approved: "):]
+    if answer and answer != row.reason:
+        lines.append(f"Answer: {answer}")
+    if row.result_reason:
+        lines.append(f"Result: {row.result_reason}"
+                     + (f" (trace id {row.result_trace})" if row.result_trace else ""))
+    head = frames[0] if frames else {}
+    detail = _json(head.get("detail"))
+    if isinstance(detail, dict):
+        for dest in detail.get("destinations") or []:
+            if isinstance(dest, dict):
+                lines.append(f"Destination {dest.get('param')} = {dest.get('destination')}: "
+                             f"{plain_destination_why(str(dest.get('why') or ''))}")
+    if head.get("payload"):
+        lines += ["", "The call as the client sent it"
+                  + (" (cut short)" if head.get("payload_truncated") else "") + ":",
+                  _pretty(head["payload"])]
+    if len(frames) > 1:
+        lines += ["", "Steps:"]
+        for f in frames:
+            step = frame_text(Row._make(f.get(c) for c in COLUMNS))
+            why = f.get("reason") or ""
+            took = f" ({f['latency_ms']:.0f} ms)" if f.get("latency_ms") is not None else ""
+            lines.append(f"  {clock(f.get('ts'))}  {step}{took}" + (f" — {why}" if why else ""))
+    return "\n".join(lines)
+
+
+def _pretty(payload: str) -> str:
+    try:
+        return json.dumps(json.loads(payload), ensure_ascii=False, indent=2)
+    except ValueError:
+        return payload
+
+
 def explain_event(ev: dict[str, Any]) -> str:
-    """The History detail pane: why this verdict, in plain text."""
+    """The History detail pane in the "All frames" view: one frame, why its verdict."""
+    decided = ev.get("decided_by")
     lines = [
         f"{clock(ev.get('ts'))}  {ev.get('server')}  {ev.get('tool') or ev.get('method') or ''}",
         f"Verdict: {ev.get('verdict') or '—'}"
-        + (f" (decided by {ev['decided_by']})" if ev.get("decided_by") else ""),
+        + (f", decided by {DECIDERS.get(decided, decided)}" if decided else ""),
     ]
     if ev.get("contract"):
         plain = CONTRACTS.get(ev["contract"])
-        lines.append(f"Contract: {ev['contract']}" + (f" — {plain}" if plain else ""))
+        lines.append(f"Rule: {plain}" + f" ({ev['contract']})" if plain else
+                     f"Rule: {ev['contract']}")
     if ev.get("reason"):
         lines.append(f"Reason: {ev['reason']}")
     detail = _json(ev.get("detail"))

@@ -266,6 +266,7 @@ def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:
         "tool": event.tool,
         "verdict": event.verdict,
         "reason": event.reason,
+        "decided_by": event.decided_by,  # the app stays quiet about its own human's answers
         "event_ts": event.ts,
         "trace_id": event.trace_id,
     }

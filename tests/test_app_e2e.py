@@ -113,6 +113,7 @@ def test_escape_in_the_popup_denies_and_nothing_is_sent(
                                                    "body": "B"})])
     client.start()
     qtbot.waitUntil(asking.popup.isVisible, timeout=60000)
+    qtbot.waitUntil(asking.popup.keys_accepted, timeout=GUARD_MS * 4)  # not a typing tail
     qtbot.keyClick(asking.popup, "\x1b")  # Escape
     client.join(60)
     assert client.error is None, client.error

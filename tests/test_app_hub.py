@@ -49,10 +49,11 @@ class RawProxy:
         self.sock.sendall(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
 
     def ask(self, ask_id: str, destination: str = "new@random.com", tool: str = "send_email",
-            deadline: float = 100) -> None:
+            deadline: float = 100, digest: str = "same-arguments") -> None:
         self.send({"type": "ask", "ask_id": ask_id, "session_id": self.session,
                    "server": "gmail", "tool": tool, "destination": destination,
-                   "arguments_preview": "{}", "contract": "sink_gate", "reason": "untrusted",
+                   "arguments_preview": "{}", "arguments_digest": digest,
+                   "contract": "sink_gate", "reason": "untrusted",
                    "origin": None, "client": None, "deadline_s": deadline,
                    "created_at": 1.0})
 
@@ -270,7 +271,7 @@ def test_answers_reach_the_proxy_side_applink(hub: Hub, asking: AskController,
     )
     try:
         qtbot.waitUntil(asking.popup.isVisible, timeout=20000)
-        assert asking.popup.client.text() == "claude-ai 0.1.0"
+        assert asking.popup.client.text() == "Claude Desktop (claude-ai 0.1.0)"
         asking.popup.remember_forever.setChecked(True)
         asking.popup.expiry.setCurrentIndex(1)
         qtbot.waitUntil(asking.popup.allow_button.isEnabled, timeout=GUARD_MS * 4)

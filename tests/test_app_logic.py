@@ -15,13 +15,14 @@ from app.tray_state import TrayFacts, TrayState, tray_state
 
 
 def ask(ask_id: str, session: str = "s1", server: str = "gmail", tool: str = "send_email",
-        destination: str | None = "new@random.com", deadline: float = 115) -> Question:
-    return Question.from_message(
-        {"type": "ask", "ask_id": ask_id, "session_id": session, "server": server, "tool": tool,
-         "destination": destination, "arguments_preview": "{}", "contract": "sink_gate",
-         "reason": "untrusted", "deadline_s": deadline},
-        now=1000.0,
-    )
+        destination: str | None = "new@random.com", deadline: float = 115,
+        digest: str | None = "same-arguments", preview: str = "{}") -> Question:
+    msg = {"type": "ask", "ask_id": ask_id, "session_id": session, "server": server,
+           "tool": tool, "destination": destination, "arguments_preview": preview,
+           "contract": "sink_gate", "reason": "untrusted", "deadline_s": deadline}
+    if digest is not None:
+        msg["arguments_digest"] = digest
+    return Question.from_message(msg, now=1000.0)
 
 
 def test_identical_questions_merge_and_one_answer_settles_all() -> None:
@@ -37,6 +38,27 @@ def test_identical_questions_merge_and_one_answer_settles_all() -> None:
     assert [q.ask_id for q in settled] == ["a-1", "b-1"]
     current = queue.current()
     assert current is not None and current.first.destination == "other@x.org"
+
+
+def test_same_address_different_bodies_are_two_questions() -> None:
+    # Two send_email calls to one address with different bodies: each needs its own answer.
+    queue = QuestionQueue()
+    queue.add(ask("a-1", digest="body-one", preview='{"to": "x@y.org", "body": "hi"}'))
+    queue.add(ask("a-2", digest="body-two", preview='{"to": "x@y.org", "body": "wire $5k"}'))
+    assert len(queue) == 2
+    group = queue.current()
+    assert group is not None and [q.ask_id for q in group.members] == ["a-1"]
+    assert [q.ask_id for q in queue.settle(group)] == ["a-1"]  # one Allow sends one call
+
+
+def test_previews_that_look_alike_do_not_merge_without_equal_digests() -> None:
+    # The preview is redacted and cut at 4 KiB, so it cannot prove two calls are the same.
+    queue = QuestionQueue()
+    queue.add(ask("a-1", digest="secret-one", preview='{"token": "[redacted]"}'))
+    queue.add(ask("a-2", digest="secret-two", preview='{"token": "[redacted]"}'))
+    queue.add(ask("a-3", digest=None))
+    queue.add(ask("a-4", digest=None))  # no digest (an older proxy): never merged
+    assert len(queue) == 4
 
 
 def test_questions_keep_arrival_order_and_duplicates_are_ignored() -> None:
@@ -121,15 +143,27 @@ def test_countdown_can_be_switched_off() -> None:
         (Answer(allow=True, remember=Remember.FOREVER), "forever", None),
         (Answer(allow=True, remember=Remember.FOREVER, expires_in_s=3600), "forever", 3600),
         (Answer(allow=True, remember=Remember.SESSION, expires_in_s=3600), "session", None),
-        # A deny is never remembered: it must not become a standing grant or refusal.
-        (Answer(allow=False, remember=Remember.FOREVER), "once", None),
+        # A deny is for this call only, unless the person chose "Always deny".
+        (Answer(allow=False, remember=Remember.SESSION), "once", None),
+        (Answer.deny_forever(), "forever", None),
+        # A timeout is never remembered, whatever else was set.
+        (Answer(allow=False, remember=Remember.FOREVER, missed=True), "once", None),
         (Answer.deny(missed=True), "once", None),
     ],
 )
 def test_answer_maps_to_decision(answer: Answer, remember: str, expires: float | None) -> None:
     msg = decision_message("s-3", answer)
     assert msg == {"type": "decision", "ask_id": "s-3", "allow": answer.allow,
-                   "remember": remember, "expires_in_s": expires}
+                   "remember": remember, "expires_in_s": expires,
+                   "timed_out": answer.missed, "agent_message": None}
+
+
+def test_words_for_the_agent_go_with_a_deny_only() -> None:
+    assert decision_message("a", Answer.deny(message="  use the team list "))[
+        "agent_message"] == "use the team list"
+    assert decision_message("a", Answer(allow=True, agent_message="x"))["agent_message"] is None
+    long = decision_message("a", Answer.deny(message="x" * 5000))["agent_message"]
+    assert long is not None and len(long) == 500
 
 
 @pytest.mark.parametrize(

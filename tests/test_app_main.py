@@ -69,9 +69,9 @@ def test_pause_all_reaches_running_and_new_proxies(gw: GatewatchApp, qtbot: QtBo
 
 def test_notices_are_rate_limited_and_open_history(gw: GatewatchApp, qtbot: QtBot) -> None:
     event_id = int(gw.conn.execute(
-        "INSERT INTO events (ts, session_id, server, direction, kind, tool, verdict, reason, "
-        "trace_id) VALUES (?, 's1', 'gmail', 'c2s', 'request', 'send_email', 'deny', 'tainted', "
-        "'tr-9')", (time.time(),)).lastrowid or 0)
+        "INSERT INTO events (ts, session_id, server, direction, kind, method, tool, verdict, "
+        "reason, trace_id) VALUES (?, 's1', 'gmail', 'c2s', 'request', 'tools/call', "
+        "'send_email', 'deny', 'tainted', 'tr-9')", (time.time(),)).lastrowid or 0)
     proxy = RawProxy(qtbot)
     qtbot.waitUntil(lambda: len(gw.hub.proxies()) == 1)
     notice = {"type": "notice", "session_id": "s1", "server": "gmail", "tool": "send_email",
@@ -147,3 +147,78 @@ def test_without_a_tray_the_window_opens_and_says_why(gw: GatewatchApp) -> None:
     assert gw.window.isVisible()
     assert "No system tray was found" in gw.window.banner.text()
     assert gw.window.quit_on_close  # closing it quits instead of hiding into nowhere
+
+
+def test_quit_with_a_question_on_screen_really_quits(gw: GatewatchApp, qtbot: QtBot) -> None:
+    """Qt's quit() gives up when a window refuses to close, and the popup refuses (closing it
+    means deny). Quitting must end the loop anyway, close the socket and hide the tray."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    proxy = RawProxy(qtbot)
+    proxy.ask("s1-1")
+    qtbot.waitUntil(gw.popup.isVisible)
+    QTimer.singleShot(0, gw.tray.quit_action.trigger)
+    bail = QTimer(singleShot=True, interval=5000)  # the bug: the loop keeps running
+    bail.timeout.connect(lambda: QApplication.exit(99))
+    bail.start()
+    try:
+        assert QApplication.instance().exec() == 0  # type: ignore[union-attr]
+    finally:
+        bail.stop()
+    assert not gw.popup.isVisible() and not gw.tray.icon.isVisible()
+    qtbot.waitUntil(proxy.closed_by_peer, timeout=5000)  # the proxy stops waiting for us
+    assert not _serving()
+
+
+def test_a_tray_click_brings_back_a_minimised_question(gw: GatewatchApp, qtbot: QtBot) -> None:
+    proxy = RawProxy(qtbot)
+    proxy.ask("s1-1")
+    qtbot.waitUntil(gw.popup.isVisible)
+    gw.popup.showMinimized()
+    qtbot.waitUntil(gw.popup.isMinimized)
+    gw.tray.open_requested.emit()  # a click on the tray icon
+    qtbot.waitUntil(lambda: not gw.popup.isMinimized())
+    assert not gw.window.isVisible()  # the question comes first, not the window
+
+
+def test_the_badge_and_the_popup_count_the_same_questions(gw: GatewatchApp,
+                                                          qtbot: QtBot) -> None:
+    proxy = RawProxy(qtbot)
+    for n, dest in enumerate(("a@x.org", "a@x.org", "b@x.org", "c@x.org")):
+        proxy.ask(f"s1-{n}", destination=dest)  # the first two are identical: one question
+    qtbot.waitUntil(lambda: gw.asks.queue.pending_calls() == 4)
+    assert gw.popup.position.text() == "1 of 3"
+    assert gw.tray._facts is not None and gw.tray._facts.pending == 3
+
+
+def test_no_notification_for_the_persons_own_answer(gw: GatewatchApp, qtbot: QtBot) -> None:
+    shown: list[str] = []
+    gw.tray.notify = lambda title, text, critical=False: shown.append(title)  # type: ignore[method-assign]
+    own = {"type": "notice", "session_id": "s1", "server": "gmail", "tool": "send_email",
+           "verdict": "deny", "reason": "denied in the Gatewatch app", "decided_by": "app"}
+    assert not gw.notifier.notice(own)  # an Escape in the popup is not news
+    assert gw.notifier.notice({**own, "decided_by": "rules", "reason": "tainted"})
+    assert shown == ["Gatewatch denied send_email on gmail"]
+
+
+def test_first_run_says_what_is_unprotected_with_one_button(
+    qtbot: QtBot, db_file: Path, home: Path
+) -> None:
+    hub = Hub("test")
+    assert hub.listen()
+    app = GatewatchApp(schema.connect(db_file), hub, paths.settings_path(), Settings())
+    qtbot.addWidget(app.window)
+    try:
+        app.start()
+        window = app.window
+        assert window.isVisible() and window.tabs.currentWidget() is window.clients
+        text = window.protect_text.text()
+        assert text.endswith("clients are not protected.") and text[0].isdigit()
+        assert app.tray.unprotected.text() == text.rstrip(".")
+        assert app.tray.protect_action.isVisible()
+        app.tray.protect_action.trigger()  # the one button: the wrap preview
+        assert window.clients.preview is not None and window.clients.preview.isVisible()
+        window.clients.preview.reject()
+    finally:
+        hub.close()

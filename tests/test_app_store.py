@@ -124,8 +124,8 @@ def test_trust_tab_adds_and_revokes(qtbot: QtBot, conn: sqlite3.Connection) -> N
     with qtbot.waitSignal(tab.changed):
         tab.add()
     assert tab.table.rowCount() == 1
-    assert tab.table.item(0, 2).text() == "friend@example.com"  # type: ignore[union-attr]
-    assert tab.table.item(0, 4).text() != "never"  # type: ignore[union-attr]
+    assert tab.table.item(0, 0).text() == "friend@example.com"  # type: ignore[union-attr]
+    assert tab.table.item(0, 5).text() != "never"  # type: ignore[union-attr]
     tab.table.selectRow(0)
     with qtbot.waitSignal(tab.changed):
         tab.revoke_button.click()
@@ -150,3 +150,46 @@ def test_tool_changes_are_approved_from_the_servers_tab(
     tab.approve_button.click()
     assert tab.pins.rowCount() == 0
     assert store.pin_changes(conn) == []
+
+
+def test_trust_tab_shows_an_always_answer_and_a_standing_deny_without_a_click(
+    qtbot: QtBot, conn: sqlite3.Connection
+) -> None:
+    from proxy.store import queries
+
+    tab = TrustTab(conn)
+    qtbot.addWidget(tab)
+    tab.show()
+    assert tab.table.rowCount() == 0
+    # What a proxy writes when the person answers "Trust" or "Always deny" in a popup.
+    TrustStore(conn).add("gmail", "send_email", "boss@corp.example", decided_by="app")
+    queries.add_denial(conn, "gmail", "send_email", "spam@evil.example", decided_by="app")
+    qtbot.waitUntil(lambda: tab.table.rowCount() == 2, timeout=5000)
+    rules = {tab.table.item(r, 0).text(): tab.table.item(r, 3).text()  # type: ignore[union-attr]
+             for r in range(2)}
+    assert rules == {"boss@corp.example": "trusted", "spam@evil.example": "always denied"}
+    row = next(r for r in range(2)
+               if tab.table.item(r, 0).text() == "spam@evil.example")  # type: ignore[union-attr]
+    tab.table.selectRow(row)
+    with qtbot.waitSignal(tab.changed):
+        tab.revoke_button.click()
+    assert queries.find_denial(conn, "gmail", "send_email", "spam@evil.example") is None
+    # Hints, not values that look filled in.
+    assert all("e.g." in f.placeholderText() for f in (tab.server, tab.tool))
+
+
+def test_settings_refuse_a_countdown_longer_than_the_wait(qtbot: QtBot, gw_home: Path) -> None:
+    from app.settings_tab import SettingsTab, countdown_problem
+    from proxy.settings import DEADLINE_MARGIN_S, Settings
+
+    assert countdown_problem(60, 120) == ""
+    assert "at most" in countdown_problem(300, 120)
+    assert countdown_problem(300, 120, countdown=False) == ""
+    tab = SettingsTab(gw_home / "config" / "settings.yaml", Settings())
+    qtbot.addWidget(tab)
+    tab.countdown.setChecked(True)
+    tab.ask_timeout.setValue(60)
+    tab.popup_timeout.setValue(60 - DEADLINE_MARGIN_S + 1)
+    assert not tab.save_button.isEnabled() and "at most" in tab.problem.text()
+    tab.popup_timeout.setValue(60 - DEADLINE_MARGIN_S)
+    assert tab.save_button.isEnabled()

@@ -173,7 +173,10 @@ def test_secrets_move_to_the_keyring_and_undo_brings_them_back(
     original = (home / DESKTOP).read_bytes()
     tab = ClientsTab()
     qtbot.addWidget(tab)
+    warned: list[str] = []
+    tab.confirm_plaintext = lambda backend: warned.append(backend) or True  # type: ignore[method-assign]
     tab.secrets_box.setChecked(True)
+    assert warned and "Plaintext" in warned[0]  # the test keyring is a plain file: said so
     toggle(tab, "claude-desktop", "github", True)
     assert tab.preview is not None
     assert "ghp_0123456789" not in tab.preview.diff.toPlainText()
@@ -227,3 +230,84 @@ def test_a_file_changed_while_the_preview_is_open_is_not_overwritten(
     row = tab.server_item("vscode", "fs")
     assert row is not None and row.checkState(0) == Qt.CheckState.Unchecked
     assert not tab.undo_button.isEnabled()
+
+
+def test_a_plaintext_keyring_is_refused_unless_the_person_agrees(
+    qtbot: QtBot, home: Path, test_keyring: None
+) -> None:
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    tab.confirm_plaintext = lambda backend: False  # type: ignore[method-assign]
+    tab.secrets_box.setChecked(True)
+    assert not tab.secrets_box.isChecked()
+    toggle(tab, "claude-desktop", "github", True)
+    assert tab.preview is not None
+    assert "keyring" not in tab.preview.summary.toPlainText()  # nothing moves
+    write(qtbot, tab)
+    assert b"ghp_0123456789" in (home / DESKTOP).read_bytes()
+
+
+def test_the_preview_says_in_words_what_changes_and_enter_does_not_write(
+    qtbot: QtBot, home: Path
+) -> None:
+    original = (home / DESKTOP).read_bytes()
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    assert "not protected" in tab.unprotected.text()
+    tab.protect_all()
+    preview = tab.preview
+    assert preview is not None
+    summary = preview.summary.toPlainText()
+    assert "Claude Desktop: " in summary and "will run through Gatewatch" in summary
+    assert "Restart" in summary
+    assert preview.diff.isHidden()  # the exact change is behind a toggle
+    qtbot.keyClick(preview, Qt.Key.Key_Return)
+    assert (home / DESKTOP).read_bytes() == original  # Enter cancels, never writes
+    preview.diff_toggle.click()
+    assert not preview.diff.isHidden()
+
+
+def test_undo_survives_a_restart_and_unprotect_says_calls_go_unchecked(
+    qtbot: QtBot, home: Path
+) -> None:
+    original = (home / DESKTOP).read_bytes()
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    toggle(tab, "claude-desktop", "github", True)
+    write(qtbot, tab)
+    assert (home / DESKTOP).read_bytes() != original
+    again = ClientsTab()  # the app started again
+    qtbot.addWidget(again)
+    assert again.undo_button.isEnabled()
+    again.undo()
+    assert (home / DESKTOP).read_bytes() == original
+    assert not again.undo_button.isEnabled()
+    toggle(again, "claude-desktop", "github", True)
+    write(qtbot, again)
+    toggle(again, "claude-desktop", "github", False)
+    assert again.preview is not None
+    assert "will no longer check" in again.preview.summary.toPlainText()
+    assert again.preview.write_button.text() == "Stop protecting"
+
+
+def test_a_remote_server_says_it_stays_unprotected(qtbot: QtBot, home: Path) -> None:
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    remote = [tab.tree.topLevelItem(i).child(j)  # type: ignore[union-attr]
+              for i in range(tab.tree.topLevelItemCount())
+              for j in range(tab.tree.topLevelItem(i).childCount())  # type: ignore[union-attr]
+              if "remote" in tab.tree.topLevelItem(i).child(j).text(1)]  # type: ignore[union-attr]
+    assert remote and all(r.text(1) == "Not protected (remote)" for r in remote)
+    assert "not checked" in remote[0].toolTip(1)
+
+
+def test_a_saved_note_goes_away_by_itself(qtbot: QtBot, home: Path) -> None:
+    tab = ClientsTab()
+    qtbot.addWidget(tab)
+    tab.show()
+    toggle(tab, "claude-desktop", "github", True)
+    write(qtbot, tab)
+    assert tab.status.isVisible() and tab.status.text().startswith("Saved")
+    tab._status_timer.setInterval(50)  # the real note stays 8 s
+    tab._status_timer.start()
+    qtbot.waitUntil(lambda: not tab.status.isVisible(), timeout=2000)

@@ -41,7 +41,9 @@ def test_fresh_home_has_no_failures_and_creates_a_working_database(gw_home: Path
     assert code == Status[report["status"]].value
     assert finding(report, "python")["status"] == "OK"
     db = finding(report, "database")
-    assert db["status"] == "OK" and "schema v1" in db["summary"]
+    from proxy.store.schema import SCHEMA_VERSION
+
+    assert db["status"] == "OK" and f"schema v{SCHEMA_VERSION}" in db["summary"]
     assert (gw_home / "data" / "gatewatch.db").exists()
     assert finding(report, "socket-dir")["status"] == "OK"
 

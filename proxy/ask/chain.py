@@ -112,6 +112,9 @@ class AskChain:
     ) -> Outcome:
         """`approved_pins`: tool changes approved once earlier in this call, carried through a
         2026-07-28 round trip."""
+        denied = self._always_denied(req)
+        if denied is not None:
+            return denied
         remembered = self._remembered(req)
         if remembered is not None:
             return remembered
@@ -213,6 +216,25 @@ class AskChain:
             grant_id=grant_ids[0],
         )
 
+    def _always_denied(self, req: AskRequest) -> Outcome | None:
+        """A human said to always deny one of this call's destinations: deny, do not ask."""
+        from proxy.store.queries import find_denial
+
+        for destination in req.destinations:
+            if find_denial(self.trust.db, self.server, req.tool, normalize(destination)):
+                return Outcome(False, "trust",
+                               f"you chose to always deny {destination} for {req.tool}")
+        return None
+
+    def _deny_forever(self, req: AskRequest, expires_in_s: float | None) -> None:
+        from proxy.store.queries import add_denial
+
+        expires_at = time.time() + expires_in_s if expires_in_s else None
+        for destination in req.destinations:
+            add_denial(self.trust.db, self.server, req.tool, normalize(destination),
+                       expires_at=expires_at, decided_by="app",
+                       note=f"denied in session {self.session_id}")
+
     def _input_required(self, req: AskRequest, approved_pins: tuple[str, ...] = ()) -> Outcome:
         token = self._sealer.seal(req.tool, req.arguments, ttl=self.settings.ask_timeout,
                                   question=question_key(req), approved_pins=approved_pins)
@@ -266,6 +288,8 @@ class AskChain:
             "tool": req.tool,
             "destination": req.destination,
             "arguments_preview": arguments_preview(req.arguments),
+            # The preview is redacted and cut short: the app merges questions on this instead.
+            "arguments_digest": arguments_digest({"tool": req.tool, "arguments": req.arguments}),
             "contract": req.contract,
             "reason": req.reason,
             "origin": req.origin,
@@ -293,7 +317,18 @@ class AskChain:
         ):
             expires_in = None
         allow = decision.get("allow") is True
-        reason = "allowed in the Gatewatch app" if allow else "denied in the Gatewatch app"
+        if not allow and decision.get("timed_out") is True:
+            return Outcome(False, "timeout", "nobody answered the Gatewatch popup in time")
+        if allow:
+            reason = "allowed in the Gatewatch app"
+        else:
+            reason = "denied in the Gatewatch app"
+            if decision.get("remember") == "forever" and req.destinations:
+                self._deny_forever(req, expires_in)
+                reason = "denied for good in the Gatewatch app"
+            said = decision.get("agent_message")
+            if isinstance(said, str) and said.strip():
+                reason += f". The user says: {' '.join(said.split())[:500]}"
         return self._decided(req, allow, decision.get("remember"), "app", reason, expires_in)
 
     # -- remembering -----------------------------------------------------------------------

@@ -43,6 +43,10 @@ class TrustStore:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self._db
+
     def add(
         self,
         server: str,

@@ -52,10 +52,10 @@ def _top_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv:
+    if not argv or argv == ["--show"]:
         from app.main import main as app_main
 
-        return app_main([])
+        return app_main(argv)
     name = argv[0]
     if name in ("-h", "--help"):
         _top_parser().print_help()

@@ -56,15 +56,29 @@ def cancel(ask_id: str, reason: Literal["cancelled", "timeout", "proxy_exit"]) -
     return {"type": "cancel", "ask_id": ask_id, "reason": reason}
 
 
+MAX_AGENT_MESSAGE = 500  # characters of "tell the agent why" that reach the agent
+
+
 def decision(
-    ask_id: str, allow: bool, remember: Remember = "once", expires_in_s: float | None = None
+    ask_id: str,
+    allow: bool,
+    remember: Remember = "once",
+    expires_in_s: float | None = None,
+    *,
+    timed_out: bool = False,
+    agent_message: str | None = None,
 ) -> dict[str, Any]:
+    """`remember` on a deny: "forever" means always deny this destination (docs/ipc.md).
+    `timed_out`: nobody answered, the popup's countdown ran out (not a human's deny).
+    `agent_message`: the human's words for the agent, put into the deny's result text."""
     return {
         "type": "decision",
         "ask_id": ask_id,
         "allow": allow,
         "remember": remember,
         "expires_in_s": expires_in_s,
+        "timed_out": timed_out,
+        "agent_message": agent_message[:MAX_AGENT_MESSAGE] if agent_message else None,
     }
 
 

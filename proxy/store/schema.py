@@ -126,6 +126,114 @@ MIGRATIONS: list[str] = [
         updated_at       REAL NOT NULL
     );
     """,
+    # 1 -> 2: History shows one row per call with its outcome, and searches an index.
+    # A call's outcome (the ask chain's answer, a deny, the detector on its result) is copied
+    # onto its request row by triggers, so "one row per call" is a plain indexed read; the
+    # searchable text of every row goes into a trigram FTS5 index (substring search, as LIKE).
+    """
+    ALTER TABLE events ADD COLUMN outcome TEXT;         -- allow | deny | ask, after the rules
+    ALTER TABLE events ADD COLUMN outcome_by TEXT;      -- decided_by of that outcome
+    ALTER TABLE events ADD COLUMN outcome_reason TEXT;
+    ALTER TABLE events ADD COLUMN outcome_detail TEXT;  -- JSON: remember, grant_id, ...
+    ALTER TABLE events ADD COLUMN result_verdict TEXT;  -- the detector on the result: warn|block
+    ALTER TABLE events ADD COLUMN result_reason TEXT;
+    ALTER TABLE events ADD COLUMN result_trace TEXT;
+    -- 1 on the rows History lists: each tools/call request, and detector verdicts on results
+    -- of other requests (resources/read, prompts/get) that have no call row to land on.
+    ALTER TABLE events ADD COLUMN call_row INTEGER GENERATED ALWAYS AS (
+        CASE WHEN direction = 'c2s' AND kind = 'request' AND method = 'tools/call' THEN 1
+             WHEN direction = 's2c' AND verdict IS NOT NULL AND method IS NOT 'tools/call'
+                  THEN 1
+             WHEN direction = 'gw' AND kind = 'lifecycle' AND verdict IS NOT NULL THEN 1
+        END) VIRTUAL;
+    -- What finally happened to the call, as one word for the filter.
+    ALTER TABLE events ADD COLUMN final TEXT GENERATED ALWAYS AS (
+        CASE WHEN result_verdict = 'block' THEN 'block'
+             WHEN result_verdict = 'warn' AND COALESCE(outcome, verdict) = 'allow' THEN 'warn'
+             ELSE COALESCE(outcome, verdict) END) VIRTUAL;
+
+    CREATE INDEX events_rpc ON events(session_id, rpc_id);  -- a call's frames, in order
+    CREATE INDEX events_calls_ts ON events(ts) WHERE call_row = 1;
+    CREATE INDEX events_calls_server ON events(server, ts) WHERE call_row = 1;
+    CREATE INDEX events_calls_tool ON events(tool, ts) WHERE call_row = 1;
+    CREATE INDEX events_calls_final ON events(final, ts) WHERE call_row = 1;
+    CREATE INDEX events_calls_server_final ON events(server, final, ts) WHERE call_row = 1;
+    CREATE INDEX events_server_verdict_ts ON events(server, verdict, ts);
+    CREATE INDEX events_result_trace ON events(result_trace) WHERE result_trace IS NOT NULL;
+
+    CREATE TRIGGER events_call_outcome AFTER INSERT ON events
+    WHEN NEW.method = 'tools/call' AND NEW.rpc_id IS NOT NULL
+         AND NEW.verdict IN ('allow', 'deny', 'ask')
+         AND ((NEW.direction = 'gw' AND NEW.kind = 'decision')
+              OR (NEW.direction = 'gw2c' AND NEW.kind IN ('response', 'error')))
+    BEGIN
+        UPDATE events SET outcome = NEW.verdict, outcome_by = NEW.decided_by,
+            outcome_reason = NEW.reason, outcome_detail = NEW.detail
+        WHERE id = (SELECT id FROM events WHERE session_id = NEW.session_id
+                    AND rpc_id = NEW.rpc_id AND direction = 'c2s' AND kind = 'request'
+                    AND method = 'tools/call' AND id < NEW.id ORDER BY id DESC LIMIT 1);
+    END;
+
+    CREATE TRIGGER events_call_result AFTER INSERT ON events
+    WHEN NEW.method = 'tools/call' AND NEW.rpc_id IS NOT NULL AND NEW.direction = 's2c'
+         AND NEW.verdict IN ('warn', 'block')
+    BEGIN
+        UPDATE events SET result_verdict = NEW.verdict, result_reason = NEW.reason,
+            result_trace = NEW.trace_id
+        WHERE id = (SELECT id FROM events WHERE session_id = NEW.session_id
+                    AND rpc_id = NEW.rpc_id AND direction = 'c2s' AND kind = 'request'
+                    AND method = 'tools/call' AND id < NEW.id ORDER BY id DESC LIMIT 1);
+    END;
+
+    CREATE VIRTUAL TABLE events_fts USING fts5(
+        server, tool, method, reason, payload, trace_id,
+        content = 'events', content_rowid = 'id', tokenize = 'trigram', columnsize = 0);
+    CREATE TRIGGER events_fts_insert AFTER INSERT ON events BEGIN
+        INSERT INTO events_fts (rowid, server, tool, method, reason, payload, trace_id)
+        VALUES (NEW.id, NEW.server, NEW.tool, NEW.method, NEW.reason, NEW.payload, NEW.trace_id);
+    END;
+    -- Indexed columns are never updated; a delete (retention) must remove what was indexed.
+    CREATE TRIGGER events_fts_delete AFTER DELETE ON events BEGIN
+        INSERT INTO events_fts (events_fts, rowid, server, tool, method, reason, payload,
+                                trace_id)
+        VALUES ('delete', OLD.id, OLD.server, OLD.tool, OLD.method, OLD.reason, OLD.payload,
+                OLD.trace_id);
+    END;
+    INSERT INTO events_fts (events_fts) VALUES ('rebuild');
+
+    -- Destinations a human said to always deny (server + tool + destination), asked no more.
+    CREATE TABLE denied (
+        id               INTEGER PRIMARY KEY AUTOINCREMENT,
+        server           TEXT NOT NULL,
+        tool             TEXT NOT NULL,
+        destination      TEXT NOT NULL,         -- normalised like trust.destination
+        created_at       REAL NOT NULL,
+        expires_at       REAL,
+        revoked_at       REAL,
+        decided_by       TEXT,
+        note             TEXT
+    );
+    CREATE INDEX denied_lookup ON denied(server, tool, destination);
+
+    -- Calls recorded before this version get their outcomes too (the latest per request id).
+    UPDATE events SET outcome = o.verdict, outcome_by = o.decided_by, outcome_reason = o.reason,
+        outcome_detail = o.detail
+    FROM (SELECT session_id, rpc_id, verdict, decided_by, reason, detail, MAX(id)
+          FROM events WHERE method = 'tools/call' AND rpc_id IS NOT NULL
+          AND verdict IN ('allow', 'deny', 'ask')
+          AND ((direction = 'gw' AND kind = 'decision')
+               OR (direction = 'gw2c' AND kind IN ('response', 'error')))
+          GROUP BY session_id, rpc_id) AS o
+    WHERE events.session_id = o.session_id AND events.rpc_id = o.rpc_id
+      AND events.direction = 'c2s' AND events.kind = 'request' AND events.method = 'tools/call';
+    UPDATE events SET result_verdict = r.verdict, result_reason = r.reason,
+        result_trace = r.trace_id
+    FROM (SELECT session_id, rpc_id, verdict, reason, trace_id, MAX(id)
+          FROM events WHERE method = 'tools/call' AND rpc_id IS NOT NULL AND direction = 's2c'
+          AND verdict IN ('warn', 'block') GROUP BY session_id, rpc_id) AS r
+    WHERE events.session_id = r.session_id AND events.rpc_id = r.rpc_id
+      AND events.direction = 'c2s' AND events.kind = 'request' AND events.method = 'tools/call';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
