@@ -220,7 +220,8 @@ class FakeProxy:
         digest = json.dumps([tool, preview], sort_keys=True)  # equal arguments merge
         self.send({"type": "ask", "ask_id": f"{self.session}-{n}", "session_id": self.session,
                    "server": self.server, "tool": tool, "destination": destination,
-                   "arguments_preview": json.dumps(preview, indent=1, ensure_ascii=False), "contract": contract,
+                   "arguments_preview": json.dumps(preview, indent=1, ensure_ascii=False),
+                   "contract": contract,
                    "arguments_digest": digest,
                    "reason": reason, "origin": origin, "client": {"name": "claude-ai",
                                                                    "version": "0.1.0"},
