@@ -154,19 +154,6 @@ def test_protect_all_then_undo_puts_every_file_back(qtbot: QtBot, home: Path) ->
     assert not tab.undo_button.isEnabled()
 
 
-def test_a_plaintext_keyring_is_refused_and_the_preview_says_so(
-    qtbot: QtBot, home: Path, test_keyring: None
-) -> None:
-    tab = ClientsTab()
-    qtbot.addWidget(tab)
-    tab.secrets_box.setChecked(True)
-    toggle(tab, "claude-desktop", "github", True)
-    assert tab.preview is not None
-    assert "PlaintextKeyring" in tab.preview.notes.text()
-    write(qtbot, tab)
-    assert b"ghp_0123456789" in (home / DESKTOP).read_bytes()  # wrapped, the value left alone
-
-
 def test_secrets_move_to_the_keyring_and_undo_brings_them_back(
     qtbot: QtBot, home: Path, private_keyring: MemoryKeyring
 ) -> None:
@@ -176,7 +163,7 @@ def test_secrets_move_to_the_keyring_and_undo_brings_them_back(
     warned: list[str] = []
     tab.confirm_plaintext = lambda backend: warned.append(backend) or True  # type: ignore[method-assign]
     tab.secrets_box.setChecked(True)
-    assert warned and "Plaintext" in warned[0]  # the test keyring is a plain file: said so
+    assert not warned  # a keyring that is not a plain file is used without a warning
     toggle(tab, "claude-desktop", "github", True)
     assert tab.preview is not None
     assert "ghp_0123456789" not in tab.preview.diff.toPlainText()
