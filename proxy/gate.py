@@ -107,6 +107,11 @@ class Gate:
             _complain("tool pinning")
             return True
 
+    @property
+    def backlog(self) -> bool:
+        """Has a listing been seen that the engine, still loading, has not been told of?"""
+        return bool(self._backlog)
+
     async def wait_ready(self) -> None:
         if not self._ready.is_set():
             await self._ready.wait()
