@@ -64,11 +64,12 @@ def user_detector(db_path: Path | None = None) -> Any:
     """The detector as the user configured it (detector.yaml), or None when it is turned off
     there. Raises PackError naming file and line for a malformed pack or file."""
     from proxy.detector import DetectorConfig, load_detector
+    from proxy.detector_cache import cached_detector
 
     config = DetectorConfig.load()
     if db_path is not None:
         config = replace(config, db_path=db_path)
-    return load_detector(config) if config.enabled else None
+    return cached_detector(config, load_detector) if config.enabled else None
 
 
 def text_scanner(detector: Any) -> Callable[[str], tuple[bool, list[str], str]]:

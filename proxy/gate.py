@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,11 @@ def _complain(what: str) -> None:
 class Gate:
     """Components may arrive after the relay starts (they load off the start path); until
     `ready()`, intercepted frames wait on `wait_ready()`. A component that failed to load (a
-    malformed policy or pack) leaves the gate `broken`: every call is denied with the reason."""
+    malformed policy or pack) leaves the gate `broken`: every call is denied with the reason.
+
+    A tools/list answer passes unchanged whatever the engine says, so it need not wait for the
+    engine: what the listing tells the engine (and list_changed notices) is kept, in order, and
+    handed to it in `ready()` before any call can be decided."""
 
     def __init__(
         self, engine: Any = None, detector: Any = None, asker: Asker | None = None
@@ -71,6 +76,7 @@ class Gate:
         self.paused = False
         self.broken: str | None = None
         self._ready = asyncio.Event()
+        self._backlog: list[Callable[[], None]] = []  # listings seen before the engine loaded
         if engine is not None or detector is not None:
             self._ready.set()
 
@@ -83,7 +89,10 @@ class Gate:
         broken: str | None = None,
     ) -> None:
         self.engine, self.detector, self.asker, self.broken = engine, detector, asker, broken
-        self._ready.set()
+        self._ready.set()  # waiters resume only after this returns, with the backlog applied
+        backlog, self._backlog = self._backlog, []
+        for step in backlog:
+            step()
 
     @property
     def pins_tools(self) -> bool:
@@ -97,6 +106,11 @@ class Gate:
         except Exception:
             _complain("tool pinning")
             return True
+
+    @property
+    def backlog(self) -> bool:
+        """Has a listing been seen that the engine, still loading, has not been told of?"""
+        return bool(self._backlog)
 
     async def wait_ready(self) -> None:
         if not self._ready.is_set():
@@ -117,6 +131,9 @@ class Gate:
             return Verdict("deny", "internal", "Gatewatch could not evaluate this call")
 
     def tools_listed(self, tools: list[Any]) -> None:
+        if not self._ready.is_set():
+            self._backlog.append(lambda: self.tools_listed(tools))
+            return
         if self.engine is not None:
             try:
                 self.engine.tools_listed(tools)
@@ -124,6 +141,9 @@ class Gate:
                 _complain("tool pinning")
 
     def tools_changed(self) -> None:
+        if not self._ready.is_set():
+            self._backlog.append(self.tools_changed)
+            return
         if self.engine is not None:
             try:
                 self.engine.tools_changed()

@@ -35,6 +35,16 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+def cache_dir() -> Path:
+    """Rebuildable state (the built detector): deleting it costs one slower start."""
+    home = home_override()
+    if home is not None:
+        return home / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
 def runtime_dir() -> Path:
     """User-only directory for the local socket (created with mode 0700 by its users)."""
     home = home_override()

@@ -31,6 +31,7 @@ from proxy.store.schema import SchemaError
 
 FIRST_REQUEST_WAIT = 10.0
 DRAIN_WAIT = upstream.TERM_GRACE + upstream.KILL_GRACE + 1.0
+LOAD_WAIT = 10.0  # seconds a session that ends while loading waits to pin what it listed
 SWITCH_INTERVAL = 0.0005  # seconds; see run_proxy
 AUDIT_FAILED = 1  # exit code when the audit database cannot be opened
 
@@ -173,6 +174,11 @@ async def run_proxy(opts: RunOptions) -> int:
             await asyncio.wait_for(s2c, DRAIN_WAIT)
         except Exception:  # a timeout, or the pump failed: stop draining either way
             s2c.cancel()
+    if gate.backlog:
+        # The tools/list answer did not wait for the engine; the listing it carried is still
+        # pinned (trust on first use) before the session ends.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(gate.wait_ready(), LOAD_WAIT)
     for task in (c2s, stopper, gone, loading, *relay.held.values()):
         task.cancel()
     await asyncio.gather(c2s, stopper, gone, loading, *relay.held.values(), return_exceptions=True)

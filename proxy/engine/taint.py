@@ -95,6 +95,9 @@ _SELF_DECLARED = re.compile(
     r"|\b(?:contact|reach|email|e-mail|call|text)\s+(?:me|us)\s+(?:at|on|via))\s*$",
     re.IGNORECASE,
 )
+# The last character before the trailing space of any _SELF_DECLARED match (`is`, `:`, `at`,
+# `on`, `via`, in any case; `ſ` folds to `s`): a cheap test that rules out most windows.
+_SELF_DECLARED_ENDS = frozenset("sSſtTnNaA:")
 MAX_TEXT = 16 * 1024 * 1024  # session text kept for substring matching
 MAX_SCAN = 2 * 1024 * 1024  # longest single text scanned for destinations
 MAX_SHARED_PER_RESULT = 10_000  # taint rows one result may queue for the shared database
@@ -122,25 +125,54 @@ def _walk(node: Any, path: str, key: str, out: list[tuple[str, str, str]]) -> No
         out.append((path, key, str(node)))
 
 
-def _contact_in_text(text: str, start: int, end: int) -> bool:
+class _LineLabels:
+    """The `Label: value` reading of each line of one text, worked out once per line: a
+    minified file is one 64 KB line holding thousands of links, and reading that line anew
+    for each of them made taint extraction quadratic."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._breaks: list[int] | None = None
+        self._lines: dict[tuple[int, int], int | None] = {}  # line -> where its value starts
+
+    def labelled(self, start: int, end: int) -> bool:
+        """Is the match the value of a `Label: value` line rather than part of a sentence?"""
+        if self._breaks is None:
+            self._breaks = [m.start() for m in re.finditer("\n", self.text)]
+        breaks = self._breaks
+        before = bisect.bisect_left(breaks, start) - 1
+        line_start = breaks[before] + 1 if before >= 0 else 0
+        after = bisect.bisect_left(breaks, end)
+        line_end = breaks[after] if after < len(breaks) else len(self.text)
+        key = (line_start, line_end)
+        if key not in self._lines:
+            self._lines[key] = _value_start(self.text[line_start:line_end])
+        value_start = self._lines[key]
+        return value_start is not None and value_start <= start - line_start
+
+
+def _value_start(line: str) -> int | None:
+    """Where the value of a `Label: value` line starts, or None when the line is not one."""
+    match = _LABEL_LINE.match(line)
+    if match is None:
+        return None
+    rest = _ADDRESSES.sub("", match.group("rest"))
+    if not _LEFTOVER_OK.match(rest) or len(rest.split()) > 6:
+        return None
+    return match.start("rest")
+
+
+def _contact_in_text(lines: _LineLabels, start: int, end: int) -> bool:
     """Is a destination inside free text still a contact: the value of a `Label: value` line
     (a bill's "IBAN: ...", a header's "From: ...") or an address its author declares as their
     own ("My e-mail is ...")?"""
-    return _labelled(text, start, end) or bool(
-        _SELF_DECLARED.search(text, max(0, start - 60), start)
+    if lines.labelled(start, end):
+        return True
+    begin = max(0, start - 60)
+    tail = lines.text[begin:start].rstrip()
+    return tail[-1:] in _SELF_DECLARED_ENDS and bool(
+        _SELF_DECLARED.search(lines.text, begin, start)
     )
-
-
-def _labelled(text: str, start: int, end: int) -> bool:
-    """Is the match the value of a `Label: value` line rather than part of a sentence?"""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line = text[line_start : len(text) if line_end < 0 else line_end]
-    match = _LABEL_LINE.match(line)
-    if match is None or match.start("rest") > start - line_start:
-        return False
-    rest = _ADDRESSES.sub("", match.group("rest"))
-    return bool(_LEFTOVER_OK.match(rest)) and len(rest.split()) <= 6
 
 
 def sightings(result: Any) -> tuple[list[Sighting], list[str]]:
@@ -189,8 +221,8 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
     found: dict[tuple[str, str], Sighting] = {}
 
     def add(value: str, kind: str, provenance: str, path: str) -> None:
-        if value:
-            found.setdefault((value, provenance), Sighting(value, kind, provenance, path))
+        if value and (value, provenance) not in found:
+            found[(value, provenance)] = Sighting(value, kind, provenance, path)
 
     texts: list[str] = []
     for path, key, text in leaves:
@@ -205,8 +237,9 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
                 add(value, vkind, STRUCTURED, path)
             continue
         texts.append(text)
+        lines = _LineLabels(text)
         for value, vkind, start, end in extract_destinations(text):
-            provenance = STRUCTURED if _contact_in_text(text, start, end) else FREE_TEXT
+            provenance = STRUCTURED if _contact_in_text(lines, start, end) else FREE_TEXT
             add(value, vkind, provenance, path)
     return list(found.values()), texts
 

@@ -40,7 +40,8 @@ from proxy.session import Session
 
 MAX_PARSE = 64 * 1024 * 1024  # a frame above this is never passed: it cannot be scanned whole
 INSPECTED_METHODS = frozenset(("tools/call", "resources/read", "prompts/get"))
-# Results that need the engine or detector loaded; every other answer passes straight away.
+# Results that must be objects. Only the inspected ones wait for the components: a tools/list
+# answer passes unchanged, and the gate hands its listing to the engine once it has loaded.
 GATED_RESULTS = INSPECTED_METHODS | {"tools/list"}
 LIST_TIMEOUT = 15.0  # how long a call waits for Gatewatch's own tools/list
 _WS = b" \t\r\n"
@@ -469,7 +470,8 @@ class RelayCore:
                 self.pending[id_key(rpc_id)] = pending
                 return self.refusals.withhold_one(rpc_id, "the result is not an object", "invalid",
                                           size, msg)
-            await self.gate.wait_ready()
+            if pending.method in INSPECTED_METHODS:
+                await self.gate.wait_ready()
         if not isinstance(result, dict):
             return True, None, [Record(event)]
         return await self._on_result(pending, result, event)
