@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
 UPSTREAMS = ROOT / "tests" / "upstreams"
 
-# `gatewatch` as a subprocess, the way a client launches it (no reliance on PATH).
-GATEWATCH = [sys.executable, "-m", "proxy"]
+# `gatewatch` as a subprocess, the way a client launches it (no reliance on PATH): the console
+# script's entry point, app.launcher.
+GATEWATCH = [sys.executable, "-m", "app"]
 
 
 def npm_server(name: str) -> str:

@@ -53,9 +53,10 @@ def _top_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv == ["--show"]:
-        from app.main import main as app_main
-
-        return app_main(argv)
+        # The tray app starts from `gatewatch` (app.launcher), which hands the rest to us.
+        print("gatewatch: the tray app is started by the `gatewatch` command "
+              "(python -m app); see `gatewatch --help` for the commands", file=sys.stderr)
+        return 2
     name = argv[0]
     if name in ("-h", "--help"):
         _top_parser().print_help()

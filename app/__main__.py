@@ -1,0 +1,3 @@
+from app.launcher import main
+
+raise SystemExit(main())
