@@ -464,7 +464,13 @@ class RelayCore:
         event.latency_ms = (time.perf_counter() - pending.t0) * 1000
         result = msg.get("result")
         if kind == "error":
-            return True, None, [Record(event)]
+            if pending.method not in INSPECTED_METHODS:
+                return True, None, [Record(event)]
+            # An error's message and data reach the model as surely as a result's text:
+            # scanned and tainted the same way, withheld the same way.
+            await self.gate.wait_ready()
+            return await self._on_result(pending, error_as_result(msg.get("error")), event,
+                                         original_error=True)
         if pending.method in GATED_RESULTS:
             if not isinstance(result, dict):
                 self.pending[id_key(rpc_id)] = pending
@@ -477,9 +483,10 @@ class RelayCore:
         return await self._on_result(pending, result, event)
 
     async def _on_result(
-        self, pending: Pending, result: dict[str, Any], event: AuditEvent
+        self, pending: Pending, result: dict[str, Any], event: AuditEvent,
+        *, original_error: bool = False,
     ) -> tuple[bool, bytes | None, list[Action]]:
-        method = pending.method
+        method = "tools/call" if original_error else pending.method
         if method == "initialize":
             version = result.get("protocolVersion")
             if isinstance(version, str) and version != self.session.protocol_version:
@@ -493,7 +500,7 @@ class RelayCore:
         if method not in INSPECTED_METHODS:
             return True, None, [Record(event)]
         check = await self.gate.inspect(method, result)
-        if method == "tools/call" and pending.tool is not None:
+        if pending.method == "tools/call" and pending.tool is not None:
             tool, arguments = pending.tool, pending.arguments
             self._later.append(lambda: self.gate.result_seen(tool, result, arguments))
         if check.verdict == "pass" and not check.notes:
@@ -509,8 +516,19 @@ class RelayCore:
         event.trace_id = trace
         event.payload_limit = FULL_PAYLOAD_LIMIT
         self.session.last_verdict = "block"
-        text = messages.blocked_text(method, check.reason, trace)
-        body, payload = messages.withheld_body(method, pending.raw_id, text, trace,
+        text = messages.blocked_text(pending.method, check.reason, trace)
+        body, payload = messages.withheld_body(pending.method, pending.raw_id, text, trace,
                                                self.session.era)
         return False, body, [Record(event), Record(withheld_event(
             pending, event.rpc_id, len(body), check.reason or None, trace, "detector", payload))]
+
+
+def error_as_result(error: Any) -> dict[str, Any]:
+    """A JSON-RPC error as the text a model would read (its message, then its data)."""
+    if not isinstance(error, dict):
+        return {"content": [{"type": "text", "text": jsonrpc.dumps(error).decode()}]}
+    parts = [error["message"]] if isinstance(error.get("message"), str) else []
+    if "data" in error:
+        data = error["data"]
+        parts.append(data if isinstance(data, str) else jsonrpc.dumps(data).decode())
+    return {"content": [{"type": "text", "text": "\n".join(parts)}]}
