@@ -352,7 +352,11 @@ def debian_docs() -> list[str]:
         if not path.is_file() or path.is_symlink() or path.suffix in (".html", ".htm", ".png"):
             continue
         try:
-            raw = gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+            if path.suffix == ".gz":
+                with gzip.open(path) as fh:
+                    raw = fh.read()
+            else:
+                raw = path.read_bytes()
             text = raw[:200_000].decode("utf-8")
         except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
             continue

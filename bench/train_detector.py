@@ -77,6 +77,10 @@ def featurize(text: str, detector: Any) -> tuple[list[list[str]], list[str], lis
             continue
         for start in range(0, len(toks) - WINDOW + STRIDE, STRIDE):
             windows.append(window_features(toks, start, min(start + WINDOW, len(toks))))
+        # The scorer also tries half and quarter windows; the positives' best may be one.
+        for size in (WINDOW // 4, WINDOW // 2):
+            for start in range(0, len(toks) - size + 1, size):
+                windows.append(window_features(toks, start, start + size))
     return windows, ["r:" + c for c in sorted(set(classes))] if RULE_FEATURES else [], inputs
 
 
@@ -94,6 +98,7 @@ def is_validation(text: str) -> bool:
 
 def load_samples(cache: Path | None) -> list[Sample]:
     import detector_corpora as corpora
+
     from proxy.detector import DetectorConfig, load_detector
 
     detector = load_detector(DetectorConfig(model=False))

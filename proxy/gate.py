@@ -113,6 +113,13 @@ class Gate:
             except Exception:
                 _complain("taint tracking")
 
+    def result_inspected(self, tool: str, result: dict[str, Any], verdict: str) -> None:
+        if self.engine is not None:
+            try:
+                self.engine.result_inspected(tool, result, verdict)
+            except Exception:
+                _complain("injected-action tracking")
+
     async def inspect(self, method: str, result: dict[str, Any]) -> ResultCheck:
         if self.detector is None:
             return PASS

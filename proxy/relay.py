@@ -531,6 +531,8 @@ class Relay:
         if method == "tools/call" and pending.tool is not None:
             self.gate.result_seen(pending.tool, result, pending.arguments)
         check = await self.gate.inspect(method, result)
+        if method == "tools/call" and pending.tool is not None:
+            self.gate.result_inspected(pending.tool, result, check.verdict)
         if check.verdict == "pass" and not check.notes:
             return None
         event.verdict = check.verdict

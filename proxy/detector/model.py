@@ -93,15 +93,16 @@ class LinearModel:
             tuple(k[2:].split(">", 1)): v for k, v in self.weights.items() if k.startswith("k:")
         }
 
-    def best_window(self, toks: list[str]) -> tuple[float, int]:
-        """(highest window sum, index where that window starts).
+    def best_window(self, toks: list[str]) -> tuple[float, int, int]:
+        """(highest window sum, index where that window starts, its length in tokens): windows
+        of a quarter, a half and the whole `window` tokens are tried.
 
         A feature counts once per window: a key seen again within `window` tokens adds
         nothing, so a page that repeats one strong word ("forward", "send") is not scored as
         if it said many things.
         """
         if not toks:
-            return 0.0, 0
+            return 0.0, 0, 0
         span = self.window
         uni, bi, cls_w, pair_w = self.unigrams, self.bigrams, self.classes, self.class_pairs
         last: dict[Any, int] = {}
@@ -115,7 +116,7 @@ class LinearModel:
                     contrib[i] = 0.0
                 else:
                     last[tok] = i
-        for i, pair in enumerate(zip(toks, itertools.islice(toks, 1, None)), 1):
+        for i, pair in enumerate(itertools.pairwise(toks), 1):
             weight = bi.get(pair)
             if weight is not None and (weight < 0.0 or i - seen(pair, -span) >= span):
                 contrib[i] += weight
@@ -136,20 +137,26 @@ class LinearModel:
                     if weight > 0.0:
                         last[key] = i
         if len(contrib) <= span:
-            return math.fsum(contrib), 0
+            return math.fsum(contrib), 0, len(contrib)
         prefix = [0.0, *itertools.accumulate(contrib)]
-        sums = list(map(operator.sub, prefix[span:], prefix))
-        best = max(sums)
-        return best, sums.index(best)
+        best, at, length = -math.inf, 0, span
+        # Shorter windows too: a one-sentence injection inside a listing is not diluted by
+        # the fields around it.
+        for size in (span // 4, span // 2, span):
+            sums = list(map(operator.sub, prefix[size:], prefix))
+            top = max(sums)
+            if top > best:
+                best, at, length = top, sums.index(top), size
+        return best, at, length
 
     def score(self, texts: list[str], rule_classes: list[str]) -> ModelScore:
         """Score folded texts (the flat views of a result); the best window of any counts."""
         best, excerpt = -math.inf, ""
         for text in texts:
             toks = tokens(text)
-            value, at = self.best_window(toks)
+            value, at, length = self.best_window(toks)
             if value > best:
-                best, excerpt = value, " ".join(toks[at : at + self.window])
+                best, excerpt = value, " ".join(toks[at : at + length])
         if best == -math.inf:
             best = 0.0
         logit = self.bias + best + sum(self.weights.get("r:" + c, 0.0) for c in set(rule_classes))
