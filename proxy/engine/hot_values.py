@@ -267,7 +267,9 @@ class HotValues:
                             origin=hot.origin(value),
                             detail={"param": path, "value": value, "state_changing": changing},
                         )
-        if _tainted_free_text(decision):
+        if _tainted_free_text(decision) and all(
+            self._in_clean_text(d) for d in _denied_destinations(decision)
+        ):
             # Taint from a result the detector found clean: a human decides, warned.
             return replace(
                 decision, verdict="ask",
@@ -279,8 +281,8 @@ class HotValues:
             for path, value in values:
                 if value in self._structured:
                     continue
-                for source, text in self._free:
-                    if _occurs(value, text):
+                source = self._clean_source(value)
+                if source is not None:
                         return Decision(
                             "ask", "injected_action",
                             f"{path}={value!r} appears only in the text of a document "
@@ -289,6 +291,25 @@ class HotValues:
                             detail={"param": path, "value": value, "provenance": "free_text"},
                         )
         return decision
+
+    def _clean_source(self, value: str) -> str | None:
+        """The tool whose clean free text (this session) contains `value`, if any."""
+        for source, text in self._free:
+            if _occurs(value, text):
+                return source
+        return None
+
+    def _in_clean_text(self, destination: str) -> bool:
+        value = normalize_value(destination)
+        if self._clean_source(value) is None:
+            return False
+        return not any(_occurs(value, hot.text) for hot in self._all_flagged())
+
+
+def _denied_destinations(decision: Decision) -> list[str]:
+    found = [d["destination"] for d in decision.detail.get("destinations", [])
+             if d.get("verdict") == "deny"]
+    return found or ([decision.destination] if decision.destination else [])
 
 
 def _tainted_free_text(decision: Decision) -> bool:
