@@ -78,7 +78,7 @@ def featurize(text: str, detector: Any) -> tuple[list[list[str]], list[str], lis
         for start in range(0, len(toks) - WINDOW + STRIDE, STRIDE):
             windows.append(window_features(toks, start, min(start + WINDOW, len(toks))))
         # The scorer also tries half and quarter windows; the positives' best may be one.
-        for size in (WINDOW // 4, WINDOW // 2):
+        for size in (WINDOW // 2,):
             for start in range(0, len(toks) - size + 1, size):
                 windows.append(window_features(toks, start, start + size))
     return windows, ["r:" + c for c in sorted(set(classes))] if RULE_FEATURES else [], inputs

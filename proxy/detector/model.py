@@ -95,7 +95,7 @@ class LinearModel:
 
     def best_window(self, toks: list[str]) -> tuple[float, int, int]:
         """(highest window sum, index where that window starts, its length in tokens): windows
-        of a quarter, a half and the whole `window` tokens are tried.
+        of half and the whole `window` tokens are tried.
 
         A feature counts once per window: a key seen again within `window` tokens adds
         nothing, so a page that repeats one strong word ("forward", "send") is not scored as
@@ -107,34 +107,37 @@ class LinearModel:
         uni, bi, cls_w, pair_w = self.unigrams, self.bigrams, self.classes, self.class_pairs
         last: dict[Any, int] = {}
         seen = last.get
-        contrib = [uni.get(t, 0.0) for t in toks]
+        # map() over dict.get runs at C speed; only the hits are walked in Python.
+        contrib = list(map(uni.get, toks, itertools.repeat(0.0)))
         # Positive evidence counts once per window; negative evidence is kept as is.
-        for i, weight in enumerate(contrib):
-            if weight > 0.0:
-                tok = toks[i]
-                if i - seen(tok, -span) < span:
-                    contrib[i] = 0.0
-                else:
-                    last[tok] = i
-        for i, pair in enumerate(itertools.pairwise(toks), 1):
-            weight = bi.get(pair)
-            if weight is not None and (weight < 0.0 or i - seen(pair, -span) >= span):
-                contrib[i] += weight
+        for i in [i for i, w in enumerate(contrib) if w > 0.0]:
+            tok = toks[i]
+            if i - seen(tok, -span) < span:
+                contrib[i] = 0.0
+            else:
+                last[tok] = i
+        pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
+        for i in [i for i, w in enumerate(pairs) if w]:
+            weight = pairs[i]
+            pair = (toks[i], toks[i + 1])
+            if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
+                contrib[i + 1] += weight
                 if weight > 0.0:
-                    last[pair] = i
+                    last[pair] = i + 1
         classes = [CLASS_OF.get(t) for t in toks]
         for i in [i for i, c in enumerate(classes) if c is not None]:
             cls = classes[i]
-            keys = [cls]
+            assert cls is not None
+            keys: list[str | tuple[str, str]] = [cls]
             for back in (1, 2):
                 prev = classes[i - back] if i >= back else None
                 if prev is not None:
                     keys.append((prev, cls))
             for key in keys:
-                weight = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
-                if weight is not None and (weight < 0.0 or i - seen(key, -span) >= span):
-                    contrib[i] += weight
-                    if weight > 0.0:
+                found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
+                if found is not None and (found < 0.0 or i - seen(key, -span) >= span):
+                    contrib[i] += found
+                    if found > 0.0:
                         last[key] = i
         if len(contrib) <= span:
             return math.fsum(contrib), 0, len(contrib)
@@ -142,7 +145,7 @@ class LinearModel:
         best, at, length = -math.inf, 0, span
         # Shorter windows too: a one-sentence injection inside a listing is not diluted by
         # the fields around it.
-        for size in (span // 4, span // 2, span):
+        for size in (span // 2, span):
             sums = list(map(operator.sub, prefix[size:], prefix))
             top = max(sums)
             if top > best:
