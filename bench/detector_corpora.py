@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 SEED = 1337
 GARAK_CAP = 1000
@@ -473,6 +473,16 @@ def octokit(root: Path | None) -> list[str]:
     return out
 
 
+def npm_server_outputs() -> list[str]:
+    """What the npm reference servers return for this repository (bench/npm_outputs.py)."""
+    from npm_outputs import collect
+
+    out = collect(ROOT)
+    if not out:
+        raise Absent("the npm reference servers are not installed (tests/run.sh installs them)")
+    return out
+
+
 # --- the registry ----------------------------------------------------------------------------
 
 _OCTOKIT: list[Path | None] = [None]
@@ -519,6 +529,7 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "man_pages": (0, man_pages),
     "system_logs": (0, system_logs),
     "octokit_openapi": (0, lambda: octokit(_OCTOKIT[0])),
+    "npm_server_outputs": (0, npm_server_outputs),
 }
 
 # What bench/train_detector.py learns from. Nothing else is ever used to fit or tune.
