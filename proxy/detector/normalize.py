@@ -373,6 +373,7 @@ MIN_LEET_WORDS = 3
 # Letters one by one with the same separator between them: "i g n o r e", "S.Y.S.T.E.M".
 _SPACED_PATTERN = r"\b(?:[a-zA-Z][ .\-_|*~+/]){3,}[a-zA-Z]\b"
 _SPACED_SEP = re.compile(r"[ .\-_|*~+/]")
+_LETTER_SPACE = re.compile(r"(?<=\b[a-zA-Z]) (?=[a-zA-Z]\b)")
 
 
 @functools.cache
@@ -412,8 +413,9 @@ def respelled_views(text: str) -> list[tuple[str, str]]:
         if changed >= MIN_LEET_WORDS:
             views.append(("leet", view))
     if _spaced().search(text):
-        views.append(("spaced", _spaced().sub(
-            lambda m: _SPACED_SEP.sub("", m.group()), text)))
+        # Letters one space apart are one word ("D o" too), words are wider apart.
+        view = _LETTER_SPACE.sub("", text)
+        views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
     return views
 
 
