@@ -114,7 +114,8 @@ class Gate:
                 _complain("taint tracking")
 
     def result_inspected(self, tool: str, result: dict[str, Any], verdict: str) -> None:
-        if self.engine is not None:
+        # Without a detector nothing is known clean or flagged: taint stays as it is.
+        if self.engine is not None and self.detector is not None:
             try:
                 self.engine.result_inspected(tool, result, verdict)
             except Exception:

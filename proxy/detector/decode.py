@@ -62,9 +62,10 @@ def _from_base64(token: str) -> str | None:
 # The prefilter: an encoded chunk worth decoding starts at the edge of a run and its first
 # characters already spell the start of text. In base64, the first two characters of a group
 # carry the top 10 bits of its first two bytes: printable ASCII (0x20-0x7e, after a possible
-# line break) or a UTF-8 lead byte followed by a continuation byte. In hex, each pair is a printable ASCII byte or a
-# two-byte UTF-8 character. Hashes, ids, keys and identifiers fail within a few characters,
-# so text full of base64-alphabet runs costs one linear RE2 pass and no decode attempt.
+# line break) or a UTF-8 lead byte followed by a continuation byte. In hex, each pair is a
+# printable ASCII byte, a line break or tab, or a two-byte UTF-8 character. Hashes, ids, keys
+# and identifiers fail within a few characters, so text full of base64-alphabet runs costs one
+# linear RE2 pass and no decode attempt.
 _B64_TEXT_START = r"(?:[A-Za-f][C-HS-Xi-nyz0-3]|[w-z0-9][I-LYZabo-r4-7])"
 _HEX_TEXT = r"(?:[2-7][0-9A-Fa-f]|0[9ADad]|[CDcd][0-9A-Fa-f][89ABab][0-9A-Fa-f])"
 # A base64 candidate also has a letter beyond f (or + / - _) early on: an all-hex run (a hash,

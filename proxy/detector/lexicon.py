@@ -48,8 +48,10 @@ CLASS_OF: dict[str, str] = {word: cls for cls, words in CLASSES.items() for word
 _MIN_REPAIR = 7  # shorter words are too close to other words for a one-letter repair
 
 
-def _deletes(word: str) -> set[str]:
-    return {word[:i] + word[i + 1:] for i in range(len(word))}
+def _deletes(word: str) -> list[str]:
+    """One letter removed, in order of position (a list: a set's order would change from one
+    process to the next, and so would the repair)."""
+    return [word[:i] + word[i + 1:] for i in range(len(word))]
 
 
 _REPAIRS: dict[str, str] = {}

@@ -277,9 +277,11 @@ class HotValues:
                 "listing (the detector found no injection there): check it is what you asked",
                 detail={**decision.detail, "softened": "clean_free_text"},
             )
-        if changing and decision.verdict == "allow":
+        if changing and decision.verdict == "allow" and decision.contract != "sink_gate":
+            # A send's content is content (the sink gate judged its destinations); elsewhere,
+            # identifiers and names, not every word a document shares with the call.
             for path, value in values:
-                if value in self._structured:
+                if value in self._structured or not _identifier_like(value):
                     continue
                 source = self._clean_source(value)
                 if source is not None:
@@ -310,6 +312,14 @@ def _denied_destinations(decision: Decision) -> list[str]:
     found = [d["destination"] for d in decision.detail.get("destinations", [])
              if d.get("verdict") == "deny"]
     return found or ([decision.destination] if decision.destination else [])
+
+
+def _identifier_like(value: str) -> bool:
+    """An id, an amount, an address, a link, a password-like token or a name of several words;
+    not a single ordinary word."""
+    if len(value) < 4:
+        return False
+    return any(ch.isdigit() or ch in "@/:._-" for ch in value) or " " in value
 
 
 def _tainted_free_text(decision: Decision) -> bool:
