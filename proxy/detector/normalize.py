@@ -361,10 +361,10 @@ def lines_view(text: str) -> str:
     return text.casefold()
 
 
-_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
-                           "@": "a", "$": "s", "|": "l"})
-_LEET_MARK = "[a-zA-Z][013457@$]|[013457@$][a-zA-Z]"
-_LEET_WORD = re.compile(r"(?<![\w@$])[\w@$|]*(?:[a-zA-Z][013457@$]|[013457@$][a-zA-Z])[\w@$|]*")
+# Digits only: "@" and "$" are addresses, npm scopes and shell variables far more often.
+_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
+_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]"
+_LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
 # Hashes, versions, units and names with a number (sha256, v2, 10ms, 3rd, utf8), not disguises.
 _HEXISH = re.compile(
     r"[0-9a-fA-F]{6,}|[vV]\d+|\d+(?:[kmgtKMGT]?[bB]|ms|px|[smhkxdKMGX]|th|st|nd|rd)|[a-zA-Z]+\d+"
