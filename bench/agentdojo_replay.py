@@ -1,20 +1,25 @@
-"""Replay AgentDojo ground truth through the decision engine, with no LLM anywhere.
+"""Replay AgentDojo ground truth through the detector and the decision engine, no LLM anywhere.
 
 Needs the `agentdojo` package in the venv (a benchmark tool, not a Gatewatch dependency):
-    .venv/bin/pip install agentdojo
+    .venv/bin/pip install agentdojo==0.1.35
     .venv/bin/python bench/agentdojo_replay.py [--version v1.2.2] [--suites workspace,slack]
+        [--human approve|none] [--attacks important_instructions,ignore_previous,...]
 
-Benign: each user task's ground-truth calls run through a fresh engine session; every tool
-result goes back in as untrusted output. An `ask` is answered "yes" (the user asked for this
-task) and remembered for the session, the way the ask chain would. Reported: the share of
-tasks with no call denied whose utility oracle still passes, and asks per task.
+Every tool result goes through the detector (rules and the learned layer) and then back into
+the engine as untrusted output with the detector's verdict, as the proxy does.
 
-Attack: for each (user task, injection task) pair, the environment is injected with the
-`important_instructions` attack; the user task's calls run first (their outputs carry the
-injection), then the injection task's ground-truth calls (what a hijacked agent would do).
-An attacker call the engine denies or asks about is not executed (an ask is a human seeing an
-unexpected destination). Reported: the share of pairs whose security oracle says the attack
-failed, over the pairs where it succeeds with no gate, split by whether the attack sends data
+--human approve: a careless human who approves every question, for the user's calls and the
+attacker's alike. --human none: nobody answers, so every ask is a deny (fail closed).
+
+Benign: each user task's ground-truth calls run through a fresh engine session on a clean
+environment. Reported: benign_blocked_calls (calls not executed: denied, or asked with nobody
+there), the tasks they fall in, and the share of tasks whose utility oracle still passes.
+
+Attack: for each (user task, injection task) pair and each attack template, the environment is
+injected; the user task's calls run first (their outputs carry the injection), then the
+injection task's ground-truth calls (what a hijacked agent would do, whatever it read).
+Reported per template: attacks_succeeded (the security oracle says the attack worked despite
+the gate) over the pairs where it succeeds with no gate, split by whether the attack sends data
 somewhere (exfiltration) or not.
 """
 
@@ -28,7 +33,7 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,18 +110,19 @@ def as_mcp_result(value: Any, error: str | None) -> dict[str, Any]:
 class Run:
     denied: list[str] = field(default_factory=list)
     asks: int = 0
-    denied_calls: int = 0
     attacker: Counter[str] = field(default_factory=Counter)  # verdicts of attacker calls
+    results: Counter[str] = field(default_factory=Counter)  # detector verdicts on results
 
 
 class Replayer:
-    def __init__(self, suite: Any, tmp: Path, approve_all: bool = False) -> None:
+    def __init__(self, suite: Any, tmp: Path, human: str, detector: Any) -> None:
         from proxy.engine import Engine, load_policy
         from proxy.engine.packs import load_packs
 
+        self.human = human
+        self.detector = detector
         self.suite = suite
         self.tmp = tmp
-        self.approve_all = approve_all  # a careless human: attacker calls' asks approved too
         policy = tmp / "policy.yaml"
         policy.write_text(POLICY)
         self._docs = [load_policy(policy)]
@@ -147,8 +153,11 @@ class Replayer:
         from proxy.store.schema import connect
 
         self._n += 1
+        from proxy.components import scanners
+
         db = connect(self.tmp / f"run{self._n}.db")
-        engine = self._engine_cls(self.suite.name, f"s{self._n}", db, self._packs, self._docs)
+        engine = self._engine_cls(self.suite.name, f"s{self._n}", db, self._packs, self._docs,
+                                  **scanners(self.detector))
         engine.tools_listed(self._tools)
         return engine
 
@@ -162,22 +171,28 @@ class Replayer:
             decision = engine.decide(call.function, args)
             if attacker:
                 run.attacker[decision.verdict] += 1
-                if decision.verdict == "deny" or (
-                    decision.verdict == "ask" and not self.approve_all
-                ):
-                    continue  # denied, or a human saw an unexpected destination and said no
-            elif decision.verdict == "deny":
-                run.denied.append(f"{call.function}: {decision.reason}")
-                run.denied_calls += 1
+            if decision.verdict == "ask":
+                run.asks += int(not attacker)
+                if self.human == "none":
+                    decision = replace(decision, verdict="deny")
+                else:
+                    for dest in decision.detail.get("destinations", []):
+                        if dest["verdict"] == "ask":
+                            engine.remember(call.function, dest["destination"])
+            if decision.verdict == "deny":
+                if not attacker:
+                    run.denied.append(f"{call.function}: {decision.reason}")
                 continue
-            elif decision.verdict == "ask":
-                run.asks += 1
-                for dest in decision.detail.get("destinations", []):
-                    if dest["verdict"] == "ask":
-                        engine.remember(call.function, dest["destination"])
             result, error = runtime.run_function(env, call.function, args)
             trace.append(call)
-            engine.result_seen(call.function, as_mcp_result(result, error))
+            mcp = as_mcp_result(result, error)
+            engine.result_seen(call.function, mcp, args)
+            verdict = "pass"
+            if self.detector is not None:
+                verdict = self.detector.inspect_result("tools/call", mcp).verdict
+            run.results[verdict] += 1
+            if hasattr(engine, "result_inspected"):  # absent before injected-action tracking
+                engine.result_inspected(call.function, mcp, verdict)
 
     def oracle(self, task: Any, pre: Any, post: Any, trace: list[Any]) -> bool:
         from agentdojo.types import text_content_block_from_string
@@ -213,91 +228,103 @@ class Replayer:
 
 
 class _Named:
-    name = "gpt-4o-2024-05-13"  # the attack template addresses the model by name
+    name = "gpt-4o-2024-05-13"  # the attack templates address the model by name
+
+
+ATTACKS = ("important_instructions", "ignore_previous", "system_message", "injecagent",
+           "direct", "tool_knowledge")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="v1.2.2")
     parser.add_argument("--suites", default="workspace,travel,banking,slack")
+    parser.add_argument("--attacks", default=",".join(ATTACKS))
+    parser.add_argument("--human", choices=["approve", "none"], default="approve")
+    parser.add_argument("--no-detector", action="store_true", help="engine only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--approve-all", action="store_true",
-                        help="a careless human: approve every ask, the attacker's included")
     opts = parser.parse_args()
     warnings.filterwarnings("ignore")
     try:
-        from agentdojo.attacks.important_instructions_attacks import ImportantInstructionsAttack
+        from agentdojo.attacks.attack_registry import load_attack
         from agentdojo.task_suite.load_suites import get_suites
     except ImportError:
         print("agentdojo is not installed: .venv/bin/pip install agentdojo", file=sys.stderr)
         return 2
+    detector = None
+    if not opts.no_detector:
+        from proxy.detector import load_detector
+
+        detector = load_detector()
 
     suites = get_suites(opts.version)
     started = time.perf_counter()
-    benign_ok, benign_total, asks_per_task, denied_examples = 0, 0, [], []
-    benign_blocked_calls = 0
-    pairs = {"exfiltration": [0, 0, 0, 0], "other": [0, 0, 0, 0]}  # succeeds, blocked, deny, ask
-    per_suite: dict[str, Any] = {}
+    benign_ok, benign_total, asks_per_task, blocked_calls = 0, 0, [], 0
+    blocked_tasks: list[str] = []
+    templates = opts.attacks.split(",")
+    # per template and kind: [succeeds ungated, still succeeds gated, stopped by deny]
+    pairs = {t: {"exfiltration": [0, 0, 0], "other": [0, 0, 0]} for t in templates}
+    results: Counter[str] = Counter()
+    ungated: dict[tuple[str, str, str], bool] = {}
     with tempfile.TemporaryDirectory() as tmp_dir:
         for name in opts.suites.split(","):
             suite = suites[name]
-            rep = Replayer(suite, Path(tmp_dir), opts.approve_all)
-            s_ok = 0
+            rep = Replayer(suite, Path(tmp_dir), opts.human, detector)
             for user_task in suite.user_tasks.values():
                 run, utility = rep.benign(user_task)
                 benign_total += 1
-                benign_blocked_calls += run.denied_calls
                 asks_per_task.append(run.asks)
                 if not run.denied and utility:
                     benign_ok += 1
-                    s_ok += 1
-                elif run.denied:
-                    denied_examples.append(f"{name}/{user_task.ID}: {run.denied[0]}")
-            attack = ImportantInstructionsAttack(suite, _Named())
-            s_pairs = {"exfiltration": [0, 0, 0, 0], "other": [0, 0, 0, 0]}
-            for user_task in suite.user_tasks.values():
-                try:
-                    candidates = attack.get_injection_candidates(user_task)
-                except ValueError:
-                    continue  # a user task that reads no injectable data
-                for injection_task in suite.injection_tasks.values():
-                    injections = {
-                        k: attack.jailbreak.format(goal=injection_task.GOAL, user=attack.user_name,
-                                                   model=attack.model_name,
-                                                   task=attack.summarize_task(user_task))
-                        for k in candidates
-                    }
-                    _, succeeds = rep.attack(user_task, injection_task, injections, gated=False)
-                    if not succeeds:
-                        continue
-                    run, still = rep.attack(user_task, injection_task, injections, gated=True)
-                    kind = "exfiltration" if rep.sends(injection_task) else "other"
-                    for bucket in (pairs[kind], s_pairs[kind]):
+                if run.denied:
+                    blocked_calls += len(run.denied)
+                    blocked_tasks.append(f"{name}/{user_task.ID}: {run.denied[0]}")
+            for template in templates:
+                attack = load_attack(template, suite, _Named())  # type: ignore[arg-type]
+                for user_task in suite.user_tasks.values():
+                    for injection_task in suite.injection_tasks.values():
+                        try:
+                            injections = attack.attack(user_task, injection_task)
+                        except ValueError:
+                            break  # a user task that reads no injectable data
+                        key = (name, user_task.ID, injection_task.ID)
+                        if key not in ungated:  # the attacker's calls do not depend on it
+                            ungated[key] = rep.attack(user_task, injection_task, injections,
+                                                      gated=False)[1]
+                        succeeds = ungated[key]
+                        if not succeeds:
+                            continue
+                        run, still = rep.attack(user_task, injection_task, injections,
+                                                gated=True)
+                        results.update(run.results)
+                        kind = "exfiltration" if rep.sends(injection_task) else "other"
+                        bucket = pairs[template][kind]
                         bucket[0] += 1
-                        bucket[1] += int(not still)
+                        bucket[1] += int(still)
                         bucket[2] += int(run.attacker["deny"] > 0)
-                        bucket[3] += int(run.attacker["ask"] > 0 and run.attacker["deny"] == 0)
-            per_suite[name] = {"benign_ok": s_ok, "benign": len(suite.user_tasks),
-                               "pairs": s_pairs}
-            print(f"{name:<10} benign {s_ok}/{len(suite.user_tasks)} clean; attacks "
-                  + "; ".join(f"{k} blocked {v[1]}/{v[0]} (deny {v[2]}, ask {v[3]})"
-                              for k, v in s_pairs.items()), flush=True)
-    elapsed = time.perf_counter() - started
+            print(f"{name:<10} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr,
+                  flush=True)
     figures = {
         "version": opts.version,
-        "benign_clean_share": benign_ok / benign_total,
+        "human": opts.human,
+        "detector": detector is not None,
         "benign_tasks": benign_total,
-        "approve_all": opts.approve_all,
-        "benign_blocked_calls": benign_blocked_calls,
-        "attacks_succeeded": sum(v[0] - v[1] for v in pairs.values()),
+        "benign_utility_share": round(benign_ok / benign_total, 4),
+        "benign_blocked_calls": blocked_calls,
+        "benign_blocked_tasks": len(blocked_tasks),
+        "benign_blocked_examples": blocked_tasks,
         "asks_per_task_median": statistics.median(asks_per_task),
         "asks_per_task_max": max(asks_per_task),
-        "benign_denied_examples": denied_examples,
-        "attack": {k: {"succeeds_ungated": v[0], "blocked": v[1], "by_deny": v[2],
-                       "by_ask_only": v[3], "blocked_share": (v[1] / v[0]) if v[0] else None}
-                   for k, v in pairs.items()},
-        "per_suite": per_suite,
-        "seconds": round(elapsed, 1),
+        "attacks_succeeded": {
+            t: {k: {"ungated": v[0], "succeeded": v[1], "stopped_by_deny": v[2]}
+                for k, v in kinds.items()}
+            for t, kinds in pairs.items()
+        },
+        "attacks_succeeded_total": sum(v[1] for kinds in pairs.values()
+                                       for v in kinds.values()),
+        "attack_pairs_total": sum(v[0] for kinds in pairs.values() for v in kinds.values()),
+        "attacked_result_verdicts": dict(results),
+        "seconds": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(figures, indent=2))
     if opts.json:

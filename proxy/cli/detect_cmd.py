@@ -57,7 +57,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    {rule_id}: {inspection.excerpts.get(rule_id, '')!r}")
         else:
             print("  rules hit: none")
-        print(f"  policy: {inspection.policy} -> {inspection.verdict}")
+        if inspection.model is not None:
+            model = inspection.model
+            print(f"  model: {model['score']:.3f} ({model['label']}) on {model['excerpt']!r}")
+        else:
+            print("  model: off")
+        print(f"  decided by: {inspection.layer} (policy rule {inspection.policy})"
+              f" -> {inspection.verdict}")
         if inspection.notes:
             print(f"  notes: {', '.join(inspection.notes)}")
         print(f"  time: {inspection.elapsed_ms:.2f} ms")

@@ -6,6 +6,7 @@ mode: paranoid                 # default | paranoid (sections of the detector po
 time_budget_ms: 100            # overrides the mode's budget
 on_timeout: block              # warn | block
 disabled_rules: [exfiltration.markdown_image_query]
+model: true                    # the learned layer on tool results (false: rules only)
 rule_packs: [~/my-rules/]      # extra pack files or directories, loaded after the built-in
 policy:                        # policy rules tried before the mode's own (first match wins)
   - {name: block_my_tool, when: {rules_any: ["my.*"]}, verdict: block}
@@ -57,6 +58,7 @@ class DetectorConfig:
     policy_path: Path | None = None  # None: the built-in packs/detector-policy.yaml
     user_policy: tuple[PolicyRule, ...] = ()
     disabled_rules: frozenset[str] = frozenset()
+    model: bool = True  # the learned layer (packs/models/injection-linear.json)
 
     @classmethod
     def load(cls, path: Path | None = None) -> DetectorConfig:
@@ -83,6 +85,7 @@ class DetectorConfig:
             "rule_packs",
             "policy",
             "classifier",
+            "model",
         }
         unknown = set(data) - known
         if unknown:
@@ -95,6 +98,8 @@ class DetectorConfig:
         changes: dict[str, Any] = {}
         if "enabled" in data:
             changes["enabled"] = _bool(path, data, "enabled")
+        if "model" in data:
+            changes["model"] = _bool(path, data, "model")
         if "mode" in data:
             if data["mode"] not in ("default", "paranoid"):
                 raise PackError(path, data.line_of("mode"), "`mode` must be default or paranoid")

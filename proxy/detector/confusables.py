@@ -44,8 +44,10 @@ def _mixed() -> Any:
 def fold_confusables(text: str) -> str:
     """Fold look-alikes to Latin inside words that mix Latin with Cyrillic or Greek letters.
 
-    Words written wholly in Cyrillic or Greek stay as they are, so text (and rules) in those
-    languages is untouched; "іgnоrе" (Latin g, n, r among Cyrillic і, о, е) becomes "ignore".
+    Words written wholly in Cyrillic or Greek stay as they are in text written mostly in those
+    scripts, so text (and rules) in those languages is untouched; "іgnоrе" (Latin g, n, r
+    among Cyrillic і, о, е) becomes "ignore", and so does a wholly Cyrillic look-alike word in
+    text that is mostly ASCII.
     """
     if text.isascii():
         return text
@@ -62,7 +64,7 @@ def fold_confusables(text: str) -> str:
             end += 1
         spans.append((start, end))
     if not spans:
-        return text
+        return _fold_all(text) if _mostly_latin(text) else text
     out: list[str] = []
     pos = 0
     for start, end in spans:
@@ -70,7 +72,14 @@ def fold_confusables(text: str) -> str:
         out.append(text[start:end].translate(FOLD))
         pos = end
     out.append(text[pos:])
-    return "".join(out)
+    folded = "".join(out)
+    return _fold_all(folded) if _mostly_latin(folded) else folded
+
+
+def _mostly_latin(text: str) -> bool:
+    """Is most of the text ASCII? Then a word wholly in look-alike letters ("раураl", all
+    Cyrillic) is a disguise among Latin words, not a word of another language's text."""
+    return len(text.encode("ascii", "ignore")) * 2 >= len(text) and bool(set(text) & _FOLD_CHARS)
 
 
 def _fold_all(text: str) -> str:

@@ -12,7 +12,6 @@ from typing import Any
 
 MIN_DECODED_CHARS = 6
 
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 _ALL_HEX = re.compile(r"[0-9A-Fa-f]{20,}")
 # Separated hex forms; each is only searched when its marker occurs, which keeps ordinary text
 # (and long runs of hex-looking letters) from costing a regex pass per form.
@@ -60,12 +59,32 @@ def _from_base64(token: str) -> str | None:
     return _utf8(raw)
 
 
+# The prefilter: an encoded chunk worth decoding starts at the edge of a run and its first
+# characters already spell the start of text. In base64, the first two characters of a group
+# carry the top 10 bits of its first two bytes: printable ASCII (0x20-0x7e, after a possible
+# line break) or a UTF-8 lead byte followed by a continuation byte. In hex, each pair is a
+# printable ASCII byte, a line break or tab, or a two-byte UTF-8 character. Hashes, ids, keys
+# and identifiers fail within a few characters, so text full of base64-alphabet runs costs one
+# linear RE2 pass and no decode attempt.
+_B64_TEXT_START = r"(?:[A-Za-f][C-HS-Xi-nyz0-3]|[w-z0-9][I-LYZabo-r4-7])"
+_HEX_TEXT = r"(?:[2-7][0-9A-Fa-f]|0[9ADad]|[CDcd][0-9A-Fa-f][89ABab][0-9A-Fa-f])"
+# A base64 candidate also has a letter beyond f (or + / - _) early on: an all-hex run (a hash,
+# a key id) is never base64 of text, only possibly hex of it.
+_CANDIDATES = (
+    r"(?:^|[^A-Za-z0-9+/_-])(?:"
+    rf"{_B64_TEXT_START}[0-9A-Fa-f]{{0,40}}[G-Zg-z+/_-][A-Za-z0-9+/_-]{{15,}}={{0,2}}"
+    rf"|{_HEX_TEXT}{{10,}}[0-9A-Fa-f]*"
+    r")"
+)
+_RUN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+
+
 @functools.cache
-def _base64_runs() -> Any:
-    # RE2 (linear): Python's engine restarts this run at every character of every long word.
+def _candidates() -> Any:
+    # RE2 (linear): Python's engine restarts a run at every character of every long word.
     import re2
 
-    return re2.compile(_BASE64.pattern.encode())
+    return re2.compile(_CANDIDATES.encode())
 
 
 @functools.cache
@@ -112,8 +131,12 @@ def decode_chunks(text: str, deadline: float | None = None) -> list[tuple[str, s
 
     # RE2 over the UTF-8 bytes: its str API converts every match offset back to characters,
     # which costs a pass over the text per match on non-ASCII input.
-    for match in _base64_runs().finditer(text.encode("utf-8", "surrogatepass")):
-        token = match.group().decode("ascii")
+    for match in _candidates().finditer(text.encode("utf-8", "surrogatepass")):
+        raw = match.group()
+        start = 0
+        while raw[start] not in _RUN_START:  # the character before the run (UTF-8: 1-4 bytes)
+            start += 1
+        token = raw[start:].decode("ascii")
         if token in seen:
             continue
         seen.add(token)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from proxy.detector.config import DetectorConfig
 from proxy.detector.extract import Collector, collect_arguments, collect_result
 from proxy.detector.inspection import Inspection, combine
+from proxy.detector.model import ModelScore, shipped_model
 from proxy.detector.normalize import Prepared, prepare
 from proxy.detector.policy import Policy, Verdict, stricter
 from proxy.detector.rules import Rule
@@ -44,6 +45,7 @@ class Detector:
         self.time_budget_ms = config.time_budget_ms or policy.time_budget_ms
         self.on_timeout: Verdict = config.on_timeout or policy.on_timeout
         self.classifier = classifier
+        self.use_model = config.model
 
     # --- public API ---------------------------------------------------------------------
 
@@ -91,6 +93,16 @@ class Detector:
         except Exception as exc:  # the proxy must get a verdict whatever happens
             return self._error(exc, started)
 
+    def model_inputs(self, text: str) -> tuple[list[str], list[str]]:
+        """What the learned layer reads from `text` (its flat views) and the rule classes
+        that fired on it: the training script calls this so it learns from exactly what the
+        proxy scores."""
+        collected = Collector()
+        collected.strings(text)
+        prepared = prepare("\n".join(collected.texts), markup=True, deadline=None)
+        found = scan(prepared, self._compiled["s2c"], None)
+        return _model_texts(prepared), [rule.cls for rule in found.hits]
+
     # --- internals ----------------------------------------------------------------------
 
     def _guarded(self, run: Callable[[], Inspection]) -> Inspection:
@@ -107,6 +119,7 @@ class Detector:
             reason="detector could not finish the scan",
             notes=[f"error:{type(exc).__name__}"],
             policy="detector_error",
+            layer="error",
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
 
@@ -127,10 +140,16 @@ class Detector:
                 notes.append(note)
         hits = found.hits
         score = combine([rule.score for rule in hits])
-        verdict, policy_name = self.policy.decide(
-            direction=direction, method=method, score=score, hits=hits
-        )
         timed_out = prepared.timed_out or found.timed_out
+        model: ModelScore | None = None
+        if self.use_model and direction == "s2c" and not timed_out:
+            model = shipped_model().model.score(
+                _model_texts(prepared), [rule.cls for rule in hits]
+            )
+        verdict, policy_name = self.policy.decide(
+            direction=direction, method=method, score=score, hits=hits,
+            model_label=model.label if model is not None else None,
+        )
         if timed_out:
             notes.append("timeout")
             if stricter(verdict, self.on_timeout) != verdict:
@@ -144,6 +163,8 @@ class Detector:
             timed_out=timed_out,
             policy=policy_name,
             excerpts=found.excerpts,
+            model=model.as_dict() if model is not None else None,
+            layer=self._layer(policy_name, verdict, timed_out),
         )
         inspection.reason = self._reason(inspection)
         inspection.elapsed_ms = (time.perf_counter() - started) * 1000
@@ -167,12 +188,23 @@ class Detector:
             score=inspection.score,
             hits=hits,
             classifier_label=answer.label,
+            model_label=inspection.model["label"] if inspection.model else None,
         )
         if inspection.timed_out:
             verdict = stricter(verdict, self.on_timeout)
         if verdict != inspection.verdict:
             inspection.verdict, inspection.policy = verdict, policy_name
+            inspection.layer = self._layer(policy_name, verdict, inspection.timed_out)
         inspection.reason = self._reason(inspection)
+
+    def _layer(self, policy_name: str, verdict: Verdict, timed_out: bool) -> str:
+        """Which layer decided: rules, model, classifier, time_budget, or none (a pass)."""
+        if policy_name == "time_budget":
+            return "time_budget"
+        for rule in self.policy.rules:
+            if rule.name == policy_name:
+                return rule.layer
+        return "none" if verdict == "pass" else "rules"
 
     def _reason(self, inspection: Inspection) -> str:
         parts: list[str] = []
@@ -186,8 +218,16 @@ class Detector:
             else:
                 label = "weak signs of injection"
             parts.append(f"{label}: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        if inspection.model is not None and inspection.model["label"] != "benign":
+            parts.append(f"model: {inspection.model['label']} ({inspection.model['score']:.2f})")
         if inspection.classifier is not None and inspection.classifier["label"] == "injection":
             parts.append(f"classifier: injection ({inspection.classifier['score']:.2f})")
         if inspection.timed_out:
             parts.append(f"scan stopped at its {self.time_budget_ms:g} ms budget")
         return "; ".join(parts)
+
+
+def _model_texts(prepared: Prepared) -> list[str]:
+    """The flat views the learned layer scores: the text, what was hidden or encoded in it,
+    comments and attributes (not the line-preserving copy of the text)."""
+    return [segment.text for segment in prepared.segments if segment.kind != "lines"]

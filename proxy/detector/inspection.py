@@ -21,6 +21,8 @@ class Inspection:
     policy: str = ""  # the policy rule that decided (events.contract)
     excerpts: dict[str, str] = field(default_factory=dict)  # rule id -> matched text (<= 80 chars)
     classifier: dict[str, Any] | None = None  # label, score, model, cached
+    model: dict[str, Any] | None = None  # the learned layer: score, label, excerpt
+    layer: str = "none"  # which layer decided: rules | model | classifier | time_budget | none
 
     def detail(self) -> dict[str, Any]:
         """JSON-ready summary for the audit row's `detail` column."""
@@ -33,7 +35,10 @@ class Inspection:
             "notes": self.notes,
             "elapsed_ms": round(self.elapsed_ms, 3),
             "timed_out": self.timed_out,
+            "layer": self.layer,
         }
+        if self.model is not None:
+            out["model"] = self.model
         if self.excerpts:
             out["excerpts"] = self.excerpts
         if self.classifier is not None:

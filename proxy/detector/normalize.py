@@ -8,10 +8,12 @@ the same way, and signals (hiding techniques seen) that signal rules score.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import decode_chunks
@@ -359,6 +361,64 @@ def lines_view(text: str) -> str:
     return text.casefold()
 
 
+# Digits only: "@" and "$" are addresses, npm scopes and shell variables far more often.
+_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
+_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]"
+_LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
+# Hashes, versions, units and names with a number (sha256, v2, 10ms, 3rd, utf8), not disguises.
+_HEXISH = re.compile(
+    r"[0-9a-fA-F]{6,}|[vV]\d+|\d+(?:[kmgtKMGT]?[bB]|ms|px|[smhkxdKMGX]|th|st|nd|rd)|[a-zA-Z]+\d+"
+)
+MIN_LEET_WORDS = 3
+# Letters one by one with the same separator between them: "i g n o r e", "S.Y.S.T.E.M".
+_SPACED_PATTERN = r"\b(?:[a-zA-Z][ .\-_|*~+/]){3,}[a-zA-Z]\b"
+_SPACED_SEP = re.compile(r"[ .\-_|*~+/]")
+_LETTER_SPACE = re.compile(r"(?<=\b[a-zA-Z]) (?=[a-zA-Z]\b)")
+
+
+@functools.cache
+def _leet_mark() -> Any:
+    import re2
+
+    return re2.compile(_LEET_MARK)
+
+
+@functools.cache
+def _spaced() -> Any:
+    import re2
+
+    return re2.compile(_SPACED_PATTERN)
+
+
+def respelled_views(text: str) -> list[tuple[str, str]]:
+    """Copies of `text` with two respelling tricks undone, when they occur: leetspeak
+    ("1gn0r3 4ll"), and words spelled out letter by letter ("i g n o r e", "S-Y-S-T-E-M").
+    Each is found first with one linear RE2 search, so ordinary text costs one pass."""
+    views: list[tuple[str, str]] = []
+    if _leet_mark().search(text):
+        changed = 0
+
+        def unleet(match: re.Match[str]) -> str:
+            nonlocal changed
+            word = match.group()
+            if _HEXISH.fullmatch(word):
+                return word
+            plain = word.translate(_LEET_MAP)
+            if not plain.isalpha():
+                return word
+            changed += 1
+            return plain
+
+        view = _LEET_WORD.sub(unleet, text)
+        if changed >= MIN_LEET_WORDS:
+            views.append(("leet", view))
+    if _spaced().search(text):
+        # Letters one space apart are one word ("D o" too), words are wider apart.
+        view = _LETTER_SPACE.sub("", text)
+        views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
+    return views
+
+
 # --- the pipeline ---------------------------------------------------------------------------
 
 
@@ -407,6 +467,10 @@ def prepare(
             text = fold_confusables(text)
 
     if _depth < MAX_DEPTH:
+        for name, view in respelled_views(text):
+            out.note(f"decoded:{name}")
+            prepare(view, markup=markup, deadline=deadline, _depth=MAX_DEPTH, _out=out,
+                    _kind="decoded")
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:

@@ -14,7 +14,8 @@ packs/detector-policy.yaml holds one section per mode (`default`, `paranoid`):
 
 `when` keys (all must hold): direction (s2c | c2s, or a list), method (name or list),
 score_gte, score_lt, rules_any (rule ids or fnmatch globs such as `shell.*`), classes_any,
-severity_gte (low..critical), classifier (labels, e.g. [injection]), min_hits.
+severity_gte (low..critical), classifier (labels, e.g. [injection]), model (labels of the
+learned layer: injection | suspicious | benign), min_hits.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ Verdict = Literal["pass", "warn", "block"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "warn", "block")
 MODES = ("default", "paranoid")
 DIRECTIONS = frozenset({"s2c", "c2s"})
+MODEL_LABELS = frozenset({"injection", "suspicious", "benign"})
 _WHEN_KEYS = frozenset(
     {
         "direction",
@@ -42,6 +44,7 @@ _WHEN_KEYS = frozenset(
         "classes_any",
         "severity_gte",
         "classifier",
+        "model",
         "min_hits",
     }
 )
@@ -63,7 +66,17 @@ class PolicyRule:
     classes_any: frozenset[str] | None = None
     severity_gte: int | None = None
     classifier: frozenset[str] | None = None
+    model: frozenset[str] | None = None  # labels of the learned layer
     min_hits: int | None = None
+
+    @property
+    def layer(self) -> str:
+        """Which layer's evidence this rule decides on, for explanations."""
+        if self.model is not None:
+            return "model"
+        if self.classifier is not None:
+            return "classifier"
+        return "rules"
 
     def matches(
         self,
@@ -73,6 +86,7 @@ class PolicyRule:
         score: float,
         hits: list[Rule],
         classifier_label: str | None,
+        model_label: str | None = None,
     ) -> bool:
         if self.direction is not None and direction not in self.direction:
             return False
@@ -94,6 +108,8 @@ class PolicyRule:
             hit.severity_rank >= self.severity_gte for hit in hits
         ):
             return False
+        if self.model is not None and model_label not in self.model:
+            return False
         return self.classifier is None or classifier_label in self.classifier
 
 
@@ -113,6 +129,7 @@ class Policy:
         score: float,
         hits: list[Rule],
         classifier_label: str | None = None,
+        model_label: str | None = None,
     ) -> tuple[Verdict, str]:
         """The verdict and the name of the policy rule that gave it ('default' if none did)."""
         for rule in self.rules:
@@ -122,6 +139,7 @@ class Policy:
                 score=score,
                 hits=hits,
                 classifier_label=classifier_label,
+                model_label=model_label,
             ):
                 return rule.verdict, rule.name
         return self.default, "default"
@@ -239,5 +257,6 @@ def parse_policy_rule(path: Path, item: Any) -> PolicyRule:
         classes_any=names("classes_any"),
         severity_gte=SEVERITIES.index(severity) if severity is not None else None,
         classifier=names("classifier"),
+        model=names("model", MODEL_LABELS),
         min_hits=min_hits,
     )

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 Verdict = Literal["allow", "deny", "ask"]
 Contract = Literal[
-    "allowlist", "pinning", "budget", "constraint", "injection", "sink_gate", "default"
+    "allowlist", "pinning", "budget", "constraint", "injection", "sink_gate", "injected_action",
+    "default",
 ]
 
 

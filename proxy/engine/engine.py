@@ -26,6 +26,7 @@ from proxy.engine.destinations import (
     normalize_destination,
     parse,
 )
+from proxy.engine.hot_values import HotValues
 from proxy.engine.lookalike import shown
 from proxy.engine.packs import choose_pack, load_packs
 from proxy.engine.pinning import (
@@ -103,6 +104,7 @@ class Engine:
         self._docs = docs
         self._pins = PinStore(db, self._write, server)
         self._taint = TaintLog(db, self._write, server, session_id)
+        self._hot = HotValues(db, self._write, server, session_id)
         self._tofu = not self._pins.pins  # nothing pinned yet: the first listing is approved
         self._listed: dict[str, ToolVersion] | None = None  # this session's latest tools/list
         self._flags: dict[str, tuple[list[str], str]] = {}  # descriptions the scanner flagged
@@ -223,6 +225,12 @@ class Engine:
             seen = [s for s in seen if s.value not in sent]
         self._taint.record(tool, seen, texts)
 
+    def result_inspected(self, tool: str, result: dict[str, Any], verdict: str) -> None:
+        """The detector's verdict on a tools/call result (after result_seen): what injected
+        actions may use (proxy/engine/hot_values.py)."""
+        if not self._policy(tool).output_trusted:
+            self._hot.record(tool, result, verdict)
+
     def remember(self, tool: str, destination: str) -> None:
         self._approved.add((tool, normalize_destination(destination)))
 
@@ -320,10 +328,11 @@ class Engine:
             found = check(tool, policy, args)
             if found is not None:
                 return found
-        if policy.exfiltrating:
-            return self._sink_gate(tool, policy, args)
-        return Decision("allow", "default", "no contract objects",
-                        detail={"layers": list(policy.layers)})
+        decision = self._sink_gate(tool, policy, args) if policy.exfiltrating else Decision(
+            "allow", "default", "no contract objects", detail={"layers": list(policy.layers)})
+        return self._hot.review(
+            tool, self._tool_definition(tool), args, decision,
+            lambda v: policy.trusted.match(v) is not None or v in self._vouched)
 
     def _allowlist(self, tool: str) -> Decision | None:
         prefix = f"{self.server}."

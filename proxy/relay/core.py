@@ -502,7 +502,9 @@ class RelayCore:
         check = await self.gate.inspect(method, result)
         if pending.method == "tools/call" and pending.tool is not None:
             tool, arguments = pending.tool, pending.arguments
+            verdict = check.verdict
             self._later.append(lambda: self.gate.result_seen(tool, result, arguments))
+            self._later.append(lambda: self.gate.result_inspected(tool, result, verdict))
         if check.verdict == "pass" and not check.notes:
             return True, None, [Record(event)]
         event.verdict = check.verdict

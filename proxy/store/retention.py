@@ -18,6 +18,7 @@ CHUNK = 5000
 TABLES = {
     "events": "ts",
     "taint": "ts",
+    "hot_results": "ts",
     "classifier_cache": "created_at",
     "sessions": "ended_at",
 }

@@ -234,6 +234,20 @@ MIGRATIONS: list[str] = [
     WHERE events.session_id = r.session_id AND events.rpc_id = r.rpc_id
       AND events.direction = 'c2s' AND events.kind = 'request' AND events.method = 'tools/call';
     """,
+    # 2 -> 3: results the detector flagged, whose values a state-changing call may not use
+    # (proxy/engine/hot_values.py), shared by every proxy.
+    """
+    CREATE TABLE hot_results (
+        id               INTEGER PRIMARY KEY AUTOINCREMENT,
+        server           TEXT NOT NULL,
+        tool             TEXT,
+        session_id       TEXT,
+        ts               REAL NOT NULL,
+        verdict          TEXT NOT NULL,         -- warn | block
+        text             TEXT NOT NULL          -- normalised text of the result, bounded
+    );
+    CREATE INDEX hot_results_ts ON hot_results(ts);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

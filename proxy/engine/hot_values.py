@@ -1,0 +1,300 @@
+"""Injected actions: values an injection planted, stopped when a state-changing call uses them.
+
+The sink gate protects sends. An injected instruction can also make an agent delete a file by
+id, change a password, reserve a hotel or move money, none of which sends anything. So values
+in a tool result the detector flagged (warn or block) are *hot*: a later call of any
+state-changing tool whose arguments use one is denied, on every wrapped server (flagged texts
+are shared through the `hot_results` table). A value counts as used when an argument's value
+(an id, a name, an amount, a password, a URL, an address) occurs as a whole word in the
+flagged text, after the same normalisation (case, spacing, thousands separators).
+
+The detector misses some injections, so values that occur only inside the free text of a clean
+untrusted result (an e-mail body, a review, a file's content), never as a structured field of
+a listing, are weighed too: a state-changing call using one is asked, with a warning that the
+value came from a document. The same holds for a destination the sink gate would deny as
+tainted: from a clean result it becomes a question, from a flagged one it stays a deny.
+The user's own identities (trusted destinations, values listed by trusted outputs) are never
+hot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from proxy.engine.decision import Decision
+
+Write = Callable[[str, tuple[Any, ...]], None]
+
+MAX_TEXT = 256 * 1024  # of one flagged result, kept for matching
+MAX_SESSION_TEXT = 8 * 1024 * 1024  # clean free text kept for this session
+MAX_VALUE = 200  # longer argument strings are content: only the identifiers inside count
+_FLAGGED = ("warn", "block")
+
+# Tool names whose words say they change something (split at _ - . and camel case).
+STATE_VERBS = frozenset(
+    [
+        "add", "append", "approve", "archive", "assign", "ban", "block", "book", "buy",
+        "cancel", "change", "charge", "close", "commit", "create", "decline", "delete",
+        "deploy", "disable", "drop", "edit", "enable", "exec", "execute", "fork", "forward",
+        "grant", "insert", "install", "invite", "kick", "merge", "modify", "move", "order",
+        "pay", "post", "publish", "purchase", "purge", "push", "put", "refund", "register",
+        "remove", "rename", "reply", "replace", "reserve", "reset", "revoke", "run",
+        "schedule", "send", "set", "share", "submit", "subscribe", "transfer",
+        "unsubscribe", "update", "upload", "write",
+    ]
+)
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_SPACE = re.compile(r"\s+")
+_IDENTIFIER = re.compile(
+    r"[^\s@<>\"']+@[^\s@<>\"']+\.\w+|(?:https?://|www\.)[^\s<>\"']+|\b[A-Z]{2}\d{2}[A-Z0-9]{10,30}\b"
+)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def state_changing(tool: str, definition: dict[str, Any] | None) -> bool:
+    """Does calling `tool` change something? MCP annotations first, then the name's verbs."""
+    hints = (definition or {}).get("annotations")
+    if isinstance(hints, dict):
+        if hints.get("readOnlyHint") is True:
+            return False
+        if hints.get("destructiveHint") is True:
+            return True
+    return any(word.casefold() in STATE_VERBS for word in _WORDS.findall(tool))
+
+
+def normalize_text(text: str) -> str:
+    return _SPACE.sub(" ", _THOUSANDS.sub("", text.casefold()))
+
+
+def normalize_value(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).strip().strip("'\"").strip()
+    if _NUMBER.fullmatch(text):
+        number = float(text)
+        text = str(int(number)) if number.is_integer() else text
+    return normalize_text(text)
+
+
+def _meaningful(value: str) -> bool:
+    """Short values match too much prose ("a", "1", "no"): ids need two digits, words three
+    letters."""
+    if any(ch.isdigit() for ch in value):
+        return len(value) >= 2
+    return len(value) >= 3
+
+
+def argument_values(arguments: Any) -> Iterator[tuple[str, str]]:
+    """(path, normalised value) of every scalar in the arguments; from long strings, only the
+    identifiers inside (addresses, links, account numbers)."""
+    for path, leaf in _leaves(arguments, ""):
+        if isinstance(leaf, str) and len(leaf) > MAX_VALUE:
+            for match in _IDENTIFIER.finditer(leaf):
+                yield path, normalize_value(match.group().rstrip(".,;:!?)"))
+            continue
+        value = normalize_value(leaf)
+        if _meaningful(value):
+            yield path, value
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, (str, int, float)):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{i}]")
+
+
+def _occurs(value: str, text: str) -> bool:
+    """`value` as a whole word (or whole phrase) of `text`."""
+    start = text.find(value)
+    while start >= 0:
+        end = start + len(value)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def result_parts(result: Any) -> tuple[list[str], list[str]]:
+    """(free texts, structured values) of a result: a string that is a whole field of JSON
+    data (or a short one-line text) is structured; prose is free text."""
+    free: list[str] = []
+    structured: list[str] = []
+
+    def walk(node: Any, top: bool) -> None:
+        if isinstance(node, str):
+            parsed = _json_or_none(node) if top else None
+            if parsed is not None:
+                walk(parsed, False)
+            elif len(node) <= 120 and "\n" not in node and len(node.split()) <= 8:
+                structured.append(node)
+            else:
+                free.append(node)
+        elif isinstance(node, bool) or node is None:
+            return
+        elif isinstance(node, (int, float)):
+            structured.append(str(node))
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value, False)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, False)
+
+    if isinstance(result, dict):
+        for block in result.get("content") or []:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                walk(block["text"], True)
+            elif isinstance(block, dict) and isinstance(block.get("resource"), dict):
+                walk(block["resource"].get("text"), True)
+        if result.get("structuredContent") is not None and not result.get("content"):
+            walk(result["structuredContent"], False)
+    return free, structured
+
+
+def _json_or_none(text: str) -> Any:
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class HotText:
+    server: str
+    tool: str | None
+    session_id: str | None
+    ts: float
+    verdict: str
+    text: str  # normalised
+
+    def origin(self, value: str) -> dict[str, Any]:
+        return {"value": value, "server": self.server, "tool": self.tool,
+                "session_id": self.session_id, "ts": self.ts, "provenance": "flagged",
+                "verdict": self.verdict}
+
+
+class HotValues:
+    """Flagged result texts (this session's and, through the database, every proxy's), and
+    this session's clean free text and structured values."""
+
+    def __init__(self, db: sqlite3.Connection, write: Write, server: str, session_id: str) -> None:
+        self._db = db
+        self._write = write
+        self.server = server
+        self.session_id = session_id
+        self._flagged: list[HotText] = []
+        self._last_row = 0
+        self._free: list[tuple[str, str]] = []  # (tool, normalised clean free text)
+        self._free_size = 0
+        self._structured: set[str] = set()
+
+    # -- what results bring ----------------------------------------------------------------
+
+    def record(self, tool: str, result: Any, verdict: str) -> None:
+        free, structured = result_parts(result)
+        if verdict in _FLAGGED:
+            text = normalize_text("\n".join([*free, *structured]))[:MAX_TEXT]
+            hot = HotText(self.server, tool, self.session_id, time.time(), verdict, text)
+            self._flagged.append(hot)
+            self._write(
+                "INSERT INTO hot_results (server, tool, session_id, ts, verdict, text) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (hot.server, hot.tool, hot.session_id, hot.ts, hot.verdict, hot.text),
+            )
+            return
+        self._structured.update(normalize_value(v) for v in structured)
+        for text in free:
+            if self._free_size > MAX_SESSION_TEXT:
+                break
+            folded = normalize_text(text)
+            self._free.append((tool, folded))
+            self._free_size += len(folded)
+
+    def _all_flagged(self) -> list[HotText]:
+        rows = self._db.execute(
+            "SELECT id, server, tool, session_id, ts, verdict, text FROM hot_results "
+            "WHERE id > ? AND NOT (session_id IS ? AND server = ?) ORDER BY id",
+            (self._last_row, self.session_id, self.server),
+        ).fetchall()
+        for row in rows:
+            self._last_row = max(self._last_row, row[0])
+            self._flagged.append(HotText(row[1], row[2], row[3], row[4], row[5], row[6]))
+        return self._flagged
+
+    # -- what a call may use ---------------------------------------------------------------
+
+    def review(
+        self,
+        tool: str,
+        definition: dict[str, Any] | None,
+        arguments: dict[str, Any],
+        decision: Decision,
+        exempt: Callable[[str], bool],
+    ) -> Decision:
+        """The final decision for a call the other contracts judged `decision`.
+
+        `exempt(value)` says whether a value is one of the user's own identities."""
+        changing = state_changing(tool, definition)
+        values = [(p, v) for p, v in argument_values(arguments) if not exempt(v)]
+        if changing or decision.contract == "sink_gate":
+            for path, value in values:
+                for hot in self._all_flagged():
+                    if _occurs(value, hot.text):
+                        where = f"{hot.server}.{hot.tool}" if hot.tool else hot.server
+                        return Decision(
+                            "deny", "injected_action",
+                            f"{path}={value!r} came from a result of {where} that the "
+                            f"detector flagged as prompt injection ({hot.verdict})",
+                            origin=hot.origin(value),
+                            detail={"param": path, "value": value, "state_changing": changing},
+                        )
+        if changing and decision.verdict == "allow" and decision.contract != "sink_gate":
+            # A send's content is content (the sink gate judged its destinations); elsewhere,
+            # identifiers and names, not every word a document shares with the call.
+            for path, value in values:
+                if value in self._structured or not _identifier_like(value):
+                    continue
+                source = self._clean_source(value)
+                if source is not None:
+                        return Decision(
+                            "ask", "injected_action",
+                            f"{path}={value!r} appears only in the text of a document "
+                            f"({self.server}.{source} output), not in a listing: check it is "
+                            "what you asked for",
+                            detail={"param": path, "value": value, "provenance": "free_text"},
+                        )
+        return decision
+
+    def _clean_source(self, value: str) -> str | None:
+        """The tool whose clean free text (this session) contains `value`, if any."""
+        for source, text in self._free:
+            if _occurs(value, text):
+                return source
+        return None
+
+
+def _identifier_like(value: str) -> bool:
+    """An id, an amount, an address, a link, a password-like token or a name of several words;
+    not a single ordinary word."""
+    if len(value) < 4:
+        return False
+    return any(ch.isdigit() or ch in "@/:._-" for ch in value) or " " in value
