@@ -13,6 +13,7 @@ import pytest
 from proxy.engine import Engine
 from proxy.engine.hot_values import argument_values, state_changing
 from proxy.store.schema import connect
+from tests.hostile_inputs import hostile_inputs
 
 TOOLS = [
     {"name": "read_document", "description": "Read a document.", "inputSchema": {}},
@@ -142,3 +143,14 @@ def test_which_tools_change_state(name, annotations, changing):
 def test_argument_values_normalise_amounts_and_skip_short_words():
     values = dict(argument_values({"amount": 10000.0, "id": "7", "note": "ok", "x": "$1,250"}))
     assert values == {"amount": "10000", "x": "$1250"}
+
+
+@pytest.mark.parametrize("name", sorted(hostile_inputs(1)))
+def test_identifiers_are_found_inside_long_hostile_arguments(name):
+    """Long strings are content: the identifiers inside still count, and text shaped to make
+    a scanner backtrack (the 3 MB hex echo once took minutes) is read in one pass."""
+    text = ("pay to IBAN DE89370400440532013000, mail bob@corp.example, see "
+            "https://pay.example/x " + hostile_inputs(512 * 1024)[name])
+    values = {v for _, v in argument_values({"body": text})}
+    assert {"bob@corp.example", "https://pay.example/x"} <= values
+    assert any("de89370400440532013000" in v for v in values)
