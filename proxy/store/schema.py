@@ -257,9 +257,29 @@ class SchemaError(RuntimeError):
     """The database is newer than this Gatewatch, or could not be migrated."""
 
 
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new database to WAL. The switch takes an exclusive lock and SQLite answers
+    "database is locked" at once, without its busy handler, while another process holds the
+    file (two proxies starting together on a fresh database): retry until the busy timeout."""
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def apply_pragmas(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _use_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
 
