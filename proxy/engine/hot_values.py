@@ -19,7 +19,6 @@ hot.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import time
@@ -29,6 +28,7 @@ from typing import Any
 
 from proxy.engine.decision import Decision
 from proxy.engine.destinations import extract_destinations
+from proxy.engine.taint import json_or_none
 
 Write = Callable[[str, tuple[Any, ...]], None]
 
@@ -138,7 +138,7 @@ def result_parts(result: Any) -> tuple[list[str], list[str]]:
 
     def walk(node: Any, top: bool) -> None:
         if isinstance(node, str):
-            parsed = _json_or_none(node) if top else None
+            parsed = json_or_none(node) if top else None
             if parsed is not None:
                 walk(parsed, False)
             elif len(node) <= 120 and "\n" not in node and len(node.split()) <= 8:
@@ -165,16 +165,6 @@ def result_parts(result: Any) -> tuple[list[str], list[str]]:
         if result.get("structuredContent") is not None and not result.get("content"):
             walk(result["structuredContent"], False)
     return free, structured
-
-
-def _json_or_none(text: str) -> Any:
-    stripped = text.lstrip()
-    if not stripped or stripped[0] not in "[{":
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)

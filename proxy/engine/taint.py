@@ -202,7 +202,7 @@ def _leaves_of(result: Any) -> list[tuple[str, str, str]]:
                 continue
             text = block.get("text")
             if isinstance(text, str):
-                parsed = _json_or_none(text)
+                parsed = json_or_none(text)
                 if parsed is not None:
                     _walk(parsed, f"content[{i}]", "", leaves)
                 else:
@@ -244,7 +244,7 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
     return list(found.values()), texts
 
 
-def _json_or_none(text: str) -> Any:
+def json_or_none(text: str) -> Any:
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None
