@@ -27,6 +27,7 @@ from proxy.engine.destinations import (
     parse,
 )
 from proxy.engine.hot_values import HotValues
+from proxy.engine.leaves import scalar_leaves
 from proxy.engine.lookalike import shown
 from proxy.engine.packs import choose_pack, load_packs
 from proxy.engine.pinning import (
@@ -768,15 +769,6 @@ def _scalars(value: Any) -> Iterator[str]:
 
 
 def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, bool) or value is None:
-        return
-    elif isinstance(value, (int, float)):
-        yield path, str(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{i}]")
+    """Every scalar of `value` as text (numbers too: an account number may be sent as one)."""
+    for leaf_path, leaf in scalar_leaves(value, path):
+        yield leaf_path, leaf if isinstance(leaf, str) else str(leaf)

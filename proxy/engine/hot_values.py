@@ -28,6 +28,7 @@ from typing import Any
 
 from proxy.engine.decision import Decision
 from proxy.engine.destinations import extract_destinations
+from proxy.engine.leaves import scalar_leaves
 from proxy.engine.taint import json_or_none
 
 Write = Callable[[str, tuple[Any, ...]], None]
@@ -92,7 +93,7 @@ def _meaningful(value: str) -> bool:
 def argument_values(arguments: Any) -> Iterator[tuple[str, str]]:
     """(path, normalised value) of every scalar in the arguments; from long strings, only the
     identifiers inside (addresses, links, account numbers)."""
-    for path, leaf in _leaves(arguments, ""):
+    for path, leaf in scalar_leaves(arguments):
         if isinstance(leaf, str) and len(leaf) > MAX_VALUE:
             # The destination scanner is linear (anchored on @, :// and dots); a regex that
             # backtracks over every start position took minutes on a 3 MB argument.
@@ -102,19 +103,6 @@ def argument_values(arguments: Any) -> Iterator[tuple[str, str]]:
         value = normalize_value(leaf)
         if _meaningful(value):
             yield path, value
-
-
-def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, (str, int, float)):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _leaves(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{i}]")
 
 
 def _occurs(value: str, text: str) -> bool:
