@@ -17,6 +17,7 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from app import socket_path
 from app.live_proxies import LiveProxy
+from proxy.errors import GatewatchError
 from proxy.ipc import protocol
 from proxy.ipc.framing import LineDecoder, encode
 
@@ -26,7 +27,7 @@ HEARTBEAT_MS = 5_000
 TOUCH_MS = 30 * 60 * 1000
 
 
-class HubError(RuntimeError):
+class HubError(GatewatchError, RuntimeError):
     """The socket could not be served; the message says why."""
 
 

@@ -11,8 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from proxy.errors import GatewatchError
 
-class ComponentError(RuntimeError):
+
+class ComponentError(GatewatchError, RuntimeError):
     """A policy, pack or setting is malformed; the message names file, line and reason."""
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from proxy import paths
+from proxy.errors import ConfigFileError
 
 AskVia = Literal["auto", "elicitation", "app", "deny"]
 
@@ -29,12 +30,8 @@ class Settings:
     detector: bool = True  # scan tool results for prompt injection
     retention_days: int = 90  # audit events older than this are pruned; 0 keeps everything
 
-    @property
-    def app_deadline_s(self) -> float:
-        return self.ask_timeout - DEADLINE_MARGIN_S
 
-
-class SettingsError(ValueError):
+class SettingsError(ConfigFileError):
     """settings.yaml cannot be used as written."""
 
 
@@ -57,45 +54,45 @@ def load_settings(path: Path | None = None) -> Settings:
     except FileNotFoundError:
         return Settings()
     except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
+        raise SettingsError(path, 0, f"cannot read settings: {exc}") from exc
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise SettingsError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+        line = mark.line + 1 if mark else 0
+        raise SettingsError(path, line, f"not valid YAML ({getattr(exc, 'problem', exc)})") from exc
     if root is None:
         return Settings()
     if not isinstance(root, yaml.MappingNode):
         raise SettingsError(
-            f"{path}:{root.start_mark.line + 1}: settings must be a mapping of name: value"
+            path, root.start_mark.line + 1, "settings must be a mapping of name: value"
         )
     fields = {f.name: f for f in dataclasses.fields(Settings)}
     values: dict[str, Any] = {}
     constructor = yaml.SafeLoader("")
     for key_node, value_node in root.value:
         key = key_node.value
-        where = f"{path}:{key_node.start_mark.line + 1}"
         if key not in fields:
             raise SettingsError(
-                f"{where}: unknown setting {key!r}; known settings: {', '.join(fields)}"
+                path, key_node.start_mark.line + 1,
+                f"unknown setting {key!r}; known settings: {', '.join(fields)}",
             )
         value = constructor.construct_object(value_node, deep=True)
-        where = f"{path}:{value_node.start_mark.line + 1}"
+        where = (path, value_node.start_mark.line + 1)
         values[key] = _check(key, value, Settings.__annotations__[key], where)
     return Settings(**values)
 
 
-def _check(key: str, value: Any, annotation: str, where: str) -> Any:
+def _check(key: str, value: Any, annotation: str, where: tuple[Path, int]) -> Any:
     if key in _CHOICES:
         if value not in _CHOICES[key]:
             raise SettingsError(
-                f"{where}: {key} must be one of {', '.join(_CHOICES[key])}, not {value!r}"
+                *where, f"{key} must be one of {', '.join(_CHOICES[key])}, not {value!r}"
             )
         return value
     if annotation == "bool":
         if not isinstance(value, bool):
-            raise SettingsError(f"{where}: {key} must be true or false, not {value!r}")
+            raise SettingsError(*where, f"{key} must be true or false, not {value!r}")
         return value
     wanted = int if annotation == "int" else float
     if (
@@ -103,9 +100,10 @@ def _check(key: str, value: Any, annotation: str, where: str) -> Any:
         or not isinstance(value, (int, float))
         or (wanted is int and not isinstance(value, int))
     ):
-        raise SettingsError(f"{where}: {key} must be a {wanted.__name__}, not {value!r}")
+        article = "an" if wanted is int else "a"
+        raise SettingsError(*where, f"{key} must be {article} {wanted.__name__}, not {value!r}")
     if value < _MINIMUM[key]:
-        raise SettingsError(f"{where}: {key} must be at least {_MINIMUM[key]:g}, not {value!r}")
+        raise SettingsError(*where, f"{key} must be at least {_MINIMUM[key]:g}, not {value!r}")
     return wanted(value)
 
 

@@ -13,12 +13,14 @@ import signal
 import sys
 from collections.abc import Mapping
 
+from proxy.errors import GatewatchError
+
 TERM_GRACE = 2.0  # after closing stdin, before SIGTERM
 KILL_GRACE = 3.0  # after SIGTERM, before SIGKILL
 EXIT_POLL = 0.05
 
 
-class UpstreamStartError(RuntimeError):
+class UpstreamStartError(GatewatchError, RuntimeError):
     """The upstream could not be started; `exit_code` is what the proxy exits with."""
 
     def __init__(self, message: str, exit_code: int = 126) -> None:

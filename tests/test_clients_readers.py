@@ -96,7 +96,7 @@ def test_toml_errors_name_the_line() -> None:
 def test_yaml_errors_name_the_line() -> None:
     with pytest.raises(ConfigSyntaxError) as caught:
         Document.parse("a:\n  b: [1, 2\nc: 3\n", "yaml", "config.yaml")
-    assert caught.value.path == "config.yaml" and caught.value.line >= 2
+    assert str(caught.value.path) == "config.yaml" and caught.value.line >= 2
 
 
 def test_splices_apply_insertions_and_replacements_together() -> None:

@@ -23,7 +23,6 @@ def test_missing_or_empty_file_means_defaults() -> None:
     write("# nothing yet\n")
     assert load_settings() == Settings()
     assert Settings().ask_via == "auto" and Settings().ask_timeout == 120
-    assert Settings().app_deadline_s == 115
 
 
 def test_values_are_read() -> None:
@@ -40,7 +39,7 @@ def test_values_are_read() -> None:
         ("ask_via: email\n", 1, "ask_via must be one of auto, elicitation, app, deny"),
         ("\n\nask_timeout: 5\n", 3, "ask_timeout must be at least 10"),
         ("ask_timeout: soon\n", 1, "ask_timeout must be a float"),
-        ("retention_days: 1.5\n", 1, "retention_days must be a int"),
+        ("retention_days: 1.5\n", 1, "retention_days must be an int"),
         ("detector: maybe\n", 1, "detector must be true or false"),
         ("- ask_via\n", 1, "must be a mapping"),
         ("ask_via: [auto\n", 2, "not valid YAML"),

@@ -32,6 +32,7 @@ from proxy.ask.state import (
     arguments_digest,
 )
 from proxy.ask.trust import TrustStore, normalize
+from proxy.errors import GatewatchError
 from proxy.settings import DEADLINE_MARGIN_S, Settings
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ Write = Callable[[str, tuple[Any, ...]], Any]
 T = TypeVar("T")
 
 
-class _Cancelled(Exception):
+class _Cancelled(GatewatchError):
     """The client cancelled the held call."""
 
 

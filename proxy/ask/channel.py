@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal, Protocol
 
+from proxy.errors import GatewatchError
+
 Era = Literal["handshake", "2026-07-28"]
 
 
-class AskChannelError(Exception):
+class AskChannelError(GatewatchError):
     """The client answered a Gatewatch request with an error, went away, or did not answer."""
 
 

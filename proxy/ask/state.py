@@ -19,10 +19,12 @@ from typing import Any
 
 import orjson
 
+from proxy.errors import GatewatchError
+
 PREFIX = "gw1."  # tells Gatewatch's state apart from one the upstream may have issued
 
 
-class InvalidState(Exception):
+class InvalidState(GatewatchError):
     """Forged, tampered, replayed, expired, or for another call."""
 
 

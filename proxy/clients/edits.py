@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from proxy.clients.nodes import Member, Node
+from proxy.errors import GatewatchError
 
 Format = Literal["json", "toml", "yaml"]
 
@@ -19,7 +20,7 @@ _YAML_PLAIN = re.compile(r"(?:--?)?[A-Za-z_/][A-Za-z0-9_./@+~-]*")  # never .inf
 _YAML_SPECIAL = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
 
 
-class EditError(ValueError):
+class EditError(GatewatchError, ValueError):
     """The file's layout is one these edits do not handle; nothing is written."""
 
 

@@ -10,10 +10,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from proxy.errors import GatewatchError
+
 OVERRIDE_ENV = "GATEWATCH_EXECUTABLE"
 
 
-class ExecutableNotFound(RuntimeError):
+class ExecutableNotFound(GatewatchError, RuntimeError):
     pass
 
 

@@ -11,11 +11,12 @@ from datetime import datetime
 from pathlib import Path
 
 from proxy import paths
+from proxy.errors import GatewatchError
 
 KEEP_RECENT = 5
 
 
-class StaleFileError(RuntimeError):
+class StaleFileError(GatewatchError, RuntimeError):
     """The file changed after the preview was made; it is left alone."""
 
 

@@ -9,18 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from proxy.errors import ConfigFileError
 
-class ConfigSyntaxError(ValueError):
-    """A config file that cannot be parsed: names the file, line and what is wrong."""
+
+class ConfigSyntaxError(ConfigFileError):
+    """A client's config file that cannot be parsed: names the file, line, column and what is
+    wrong."""
 
     def __init__(self, path: str, line: int, column: int, reason: str) -> None:
-        super().__init__(
-            f"{path}:{line}:{column}: {reason}; fix the file by hand, then try again"
-        )
-        self.path = path
-        self.line = line
+        super().__init__(path, line, reason)
         self.column = column
-        self.reason = reason
+        self.args = (f"{path}:{line}:{column}: {reason}; fix the file by hand, then try again",)
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:

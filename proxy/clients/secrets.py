@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from proxy.errors import GatewatchError
+
 SERVICE = "gatewatch"
 REF_PREFIX = "gatewatch-keyring:"
 
@@ -26,7 +28,7 @@ _SECRET_VALUE = re.compile(
     r"|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.")
 
 
-class KeyringError(RuntimeError):
+class KeyringError(GatewatchError, RuntimeError):
     """The keyring cannot be used, or a reference in it cannot be resolved."""
 
 

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from proxy.detector.errors import PackError
 from proxy.detector.policy import PolicyRule, parse_policy_rule
-from proxy.detector.yamlfile import LineDict, load_yaml
+from proxy.yaml_lines import LineDict, read_yaml
 
 Mode = Literal["default", "paranoid"]
 
@@ -69,7 +69,7 @@ class DetectorConfig:
             path = config_dir() / "detector.yaml"
         if not path.exists():
             return cls()
-        return cls().merged(path, load_yaml(path))
+        return cls().merged(path, read_yaml(path, error=PackError))
 
     def merged(self, path: Path, data: Any) -> DetectorConfig:
         if data is None:

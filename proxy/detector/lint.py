@@ -45,7 +45,7 @@ def lint_paths(paths: list[Path], *, strict: bool = False) -> tuple[list[LintIss
         try:
             rules = load_pack(path)
         except PackError as exc:
-            issues.append(LintIssue(exc.path, exc.line, exc.reason))
+            issues.append(LintIssue(exc.path or path, exc.line, exc.reason))
             continue
         for rule in rules:
             count += 1

@@ -12,10 +12,12 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from proxy.errors import GatewatchError
+
 MAX_RESPONSE_BYTES = 1 << 20
 
 
-class OllamaError(RuntimeError):
+class OllamaError(GatewatchError, RuntimeError):
     """The server could not be reached or did not answer with what Ollama answers."""
 
 

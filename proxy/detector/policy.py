@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from proxy.detector.errors import PackError
 from proxy.detector.rules import SEVERITIES, Rule
-from proxy.detector.yamlfile import LineDict, load_yaml
+from proxy.yaml_lines import LineDict, read_yaml
 
 Verdict = Literal["pass", "warn", "block"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "warn", "block")
@@ -152,7 +152,7 @@ def builtin_policy_path() -> Path:
 
 
 def load_policy(path: Path, mode: str) -> Policy:
-    data = load_yaml(path)
+    data = read_yaml(path, error=PackError)
     if not isinstance(data, LineDict) or not isinstance(data.get("modes"), LineDict):
         raise PackError(path, 1, "a detector policy is a mapping with a `modes:` mapping")
     if data.get("version", 1) != 1:

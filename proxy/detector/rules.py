@@ -28,7 +28,7 @@ from typing import Any
 
 from proxy.detector.errors import PackError
 from proxy.detector.safe_patterns import checked_pattern_problems
-from proxy.detector.yamlfile import LineDict, load_yaml
+from proxy.yaml_lines import LineDict, read_yaml
 
 CLASSES = frozenset(
     {
@@ -159,7 +159,7 @@ def load_packs(paths: list[Path]) -> list[Rule]:
 
 
 def load_pack(path: Path) -> list[Rule]:
-    data = load_yaml(path)
+    data = read_yaml(path, error=PackError)
     if not isinstance(data, LineDict):
         raise PackError(path, 1, "a rule pack is a mapping with `pack:` and `rules:` keys")
     unknown = set(data) - {"pack", "description", "rules"}

@@ -14,18 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proxy.engine.yaml_lines import LineDict, YamlSyntaxError, read_yaml
+from proxy.errors import ConfigFileError
+from proxy.yaml_lines import LineDict, read_yaml
 
 
-class PolicyError(ValueError):
+class PolicyError(ConfigFileError):
     """A policy or pack file that cannot be used. Never ignored: the proxy refuses to start."""
-
-    def __init__(self, path: Path | str | None, line: int, reason: str) -> None:
-        self.path = Path(path) if path is not None else None
-        self.line = line
-        self.reason = reason
-        where = f"{self.path}:{line}" if line else str(self.path)
-        super().__init__(f"{where}: {reason}")
 
 
 # Tool entry fields and how a higher layer combines with a lower one.
@@ -202,14 +196,7 @@ def _kind(value: Any) -> str:
 
 
 def _read(path: Path) -> Any:
-    try:
-        return read_yaml(path)
-    except YamlSyntaxError as exc:
-        raise PolicyError(path, exc.line, exc.reason) from None
-    except OSError as exc:
-        raise PolicyError(path, 0, f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise PolicyError(path, 0, "not UTF-8 text") from None
+    return read_yaml(path, error=PolicyError)
 
 
 def _top(data: Any, path: Path, what: str) -> LineDict:

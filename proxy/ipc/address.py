@@ -8,13 +8,14 @@ import stat
 from pathlib import Path
 
 from proxy import paths
+from proxy.errors import GatewatchError
 
 SOCKET_NAME = "gatewatch.sock"
 # sun_path is 108 bytes on Linux and 104 on macOS; stay under both.
 MAX_SOCKET_PATH = 103
 
 
-class SocketDirError(RuntimeError):
+class SocketDirError(GatewatchError, RuntimeError):
     """The socket directory is missing, shared with other users, or the path is unusable."""
 
 

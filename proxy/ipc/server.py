@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy import __version__
+from proxy.errors import GatewatchError
 from proxy.ipc import protocol
 from proxy.ipc.address import existing_socket, remove_stale_socket, secure_socket_dir
 from proxy.ipc.framing import LineDecoder, encode
@@ -32,7 +33,7 @@ Decide = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 OnEvent = Callable[[str, dict[str, Any]], None]
 
 
-class AlreadyServing(RuntimeError):
+class AlreadyServing(GatewatchError, RuntimeError):
     """Another app or approver already serves the socket."""
 
 

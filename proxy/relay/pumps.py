@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from proxy.audit import FULL_PAYLOAD_LIMIT, AuditEvent, AuditWriter
+from proxy.errors import GatewatchError
 from proxy.gate import Gate
 from proxy.relay.actions import (
     Action,
@@ -33,7 +34,7 @@ from proxy.session import Session
 from proxy.stdio import ByteWriter
 
 
-class ClientRequestError(RuntimeError):
+class ClientRequestError(GatewatchError, RuntimeError):
     def __init__(self, error: Any) -> None:
         message = error.get("message") if isinstance(error, dict) else str(error)
         super().__init__(message or "client answered with an error")

@@ -14,13 +14,15 @@ from typing import Any
 
 import orjson
 
+from proxy.errors import GatewatchError
+
 MAX_DEPTH = 254  # the deepest orjson writes back; far below any mainstream parser's limit
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 _WS = b" \t\r\n"
 
 
-class FrameError(ValueError):
+class FrameError(GatewatchError, ValueError):
     """A frame Gatewatch will not pass on: `code` is the JSON-RPC error code to answer with."""
 
     def __init__(self, code: int, reason: str) -> None:

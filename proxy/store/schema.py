@@ -12,6 +12,8 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from proxy.errors import GatewatchError
+
 BUSY_TIMEOUT_MS = 10_000
 
 MIGRATIONS: list[str] = [
@@ -253,7 +255,7 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class SchemaError(RuntimeError):
+class SchemaError(GatewatchError, RuntimeError):
     """The database is newer than this Gatewatch, or could not be migrated."""
 
 
