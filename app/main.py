@@ -18,7 +18,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="gatewatch", description="Gatewatch tray app")
     parser.add_argument("--show", action="store_true", help="open the window at start")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    from proxy import logs
+
+    logs.configure("app")
 
     from PySide6.QtWidgets import QApplication
 

@@ -10,7 +10,7 @@ go through the same queue with `execute()` so their order with events is kept.
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -19,6 +19,7 @@ from typing import Any
 
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
 
+log = logging.getLogger(__name__)
 PAYLOAD_LIMIT = 16 * 1024
 FULL_PAYLOAD_LIMIT = 4 * 1024 * 1024  # blocked results keep their original for forensics
 
@@ -269,7 +270,7 @@ class AuditWriter:
                 self.written += len(batch)
                 return
             except Exception as exc:  # locked beyond busy_timeout, disk full, ...
-                print(f"gatewatch: audit write failed ({exc}); retrying", file=sys.stderr)
+                log.warning("audit write failed (%s); retrying", exc)
                 await asyncio.sleep(0.2 * (attempt + 1))
         self.failed += len(batch)
-        print(f"gatewatch: gave up writing {len(batch)} audit rows", file=sys.stderr)
+        log.error("gave up writing %d audit rows", len(batch))

@@ -8,8 +8,7 @@ into the safe answer (deny a call, block a result): fail closed.
 from __future__ import annotations
 
 import asyncio
-import sys
-import traceback
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from proxy.relay.actions import Asker
 
+log = logging.getLogger(__name__)
 BLOCK_PREFIX = "[gatewatch blocked]"
 
 
@@ -54,8 +54,7 @@ PASS = ResultCheck("pass")
 
 
 def _complain(what: str) -> None:
-    print(f"gatewatch: internal error in {what}; failing closed", file=sys.stderr)
-    traceback.print_exc(file=sys.stderr)
+    log.exception("internal error in %s; failing closed", what)
 
 
 class Gate:

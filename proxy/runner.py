@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sqlite3
@@ -29,6 +30,7 @@ from proxy.session import Session
 from proxy.stdio import open_stdin, open_stdout
 from proxy.store.schema import SchemaError
 
+log = logging.getLogger(__name__)
 FIRST_REQUEST_WAIT = 10.0
 DRAIN_WAIT = upstream.TERM_GRACE + upstream.KILL_GRACE + 1.0
 LOAD_WAIT = 10.0  # seconds a session that ends while loading waits to pin what it listed
@@ -103,7 +105,7 @@ async def run_proxy(opts: RunOptions) -> int:
     except (OSError, sqlite3.Error, SchemaError) as exc:
         # Fail closed: no audit, no relay. Said on stderr and to the client, not as a traceback.
         message = f"cannot open the audit database {opts.db_path}: {exc}"
-        print(f"gatewatch: {message}", file=sys.stderr)
+        log.error("%s", message)
         await upstream.stop(proc)
         await _answer_first_request(opts, message)
         return AUDIT_FAILED
@@ -142,7 +144,7 @@ async def run_proxy(opts: RunOptions) -> int:
                 opts.health_port, lambda: session_status(session, lambda: proc.returncode is None)
             )
         except OSError as exc:
-            print(f"gatewatch: health port {opts.health_port}: {exc}", file=sys.stderr)
+            log.error("health port %s: %s", opts.health_port, exc)
 
     c2s = asyncio.create_task(relay.pump_client(), name="client-to-server")
     s2c = asyncio.create_task(relay.pump_server(), name="server-to-client")
@@ -160,7 +162,7 @@ async def run_proxy(opts: RunOptions) -> int:
     for task in done:
         if task not in (stopper, gone) and task.exception() is not None:
             reason = f"internal error: {task.exception()!r}"
-            print(f"gatewatch: relay failed: {task.exception()!r}", file=sys.stderr)
+            log.error("relay failed: %r", task.exception())
 
     # Record the end now: Claude Code sends SIGINT, SIGTERM 100 ms later and SIGKILL 400 ms
     # after that, sooner than a slow upstream stops. The exit code is filled in below.
@@ -240,7 +242,7 @@ async def _load_components(
         gate.ready(engine, detector, asker=asker)
         await asyncio.to_thread(_housekeeping, opts.db_path, settings.retention_days)
         return
-    print(f"gatewatch: {message}. Every tool call is denied until this is fixed.", file=sys.stderr)
+    log.error("%s. Every tool call is denied until this is fixed.", message)
     gate.ready(broken=f"Gatewatch {message}")
     await audit.put_wait(
         AuditEvent("gw", "lifecycle", verdict="deny", contract="config", reason=message)
@@ -262,7 +264,7 @@ def _housekeeping(db_path: Path, retention_days: int) -> None:
             conn.close()
         prune_if_due(db_path, retention_days, data_dir() / "last-prune")
     except sqlite3.Error as exc:  # never fatal: the relay goes on, the next start tries again
-        print(f"gatewatch: tidying the audit database failed: {exc}", file=sys.stderr)
+        log.warning("tidying the audit database failed: %s", exc)
 
 
 def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:
@@ -321,7 +323,7 @@ async def _start_failed(
 ) -> int:
     """Say why on stderr, audit it, and answer the client's first request with an error."""
     message = str(error)
-    print(f"gatewatch: {message}", file=sys.stderr)
+    log.error("%s", message)
     await _open_audit(audit, session)
     await audit.put_wait(
         AuditEvent("gw", "lifecycle", verdict="deny", contract="upstream", reason=message)

@@ -9,7 +9,7 @@ outcome: forward the call (a 2026-07-28 retry without Gatewatch's fields), answe
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from proxy.ipc.client import AppLink
     from proxy.relay import HeldCall, Relay
     from proxy.settings import Settings
+
+log = logging.getLogger(__name__)
 
 # A pin question, then a destination question: more than this on one call is a loop.
 MAX_QUESTIONS = 4
@@ -117,8 +119,7 @@ def _reload(message: dict[str, Any], relay: Relay, chain: AskChain, engine: Any)
         if engine is not None:
             engine.reload()
     except Exception as exc:
-        print(f"gatewatch: reload failed: {exc}. Every tool call is denied until this is fixed.",
-              file=sys.stderr)
+        log.error("reload failed: %s. Every tool call is denied until this is fixed.", exc)
         relay.gate.broken = f"Gatewatch reload failed: {exc}"
     else:
         relay.gate.broken = None

@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         _top_parser().print_usage(sys.stderr)
         print(f"gatewatch: unknown command {name!r}; see `gatewatch --help`", file=sys.stderr)
         return 2
+    from proxy import logs
+
+    logs.configure("command")
     module_name, help_ = COMMANDS[name]
     module = import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"gatewatch {name}", description=help_)

@@ -8,8 +8,7 @@ to the client.
 from __future__ import annotations
 
 import asyncio
-import sys
-import traceback
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +32,7 @@ from proxy.relay.messages import RawId, raw_id
 from proxy.session import Session
 from proxy.stdio import ByteWriter
 
+log = logging.getLogger(__name__)
 
 class ClientRequestError(GatewatchError, RuntimeError):
     def __init__(self, error: Any) -> None:
@@ -148,7 +148,7 @@ class Relay:
                     actions = await frame_in(frame.data)
                 except Exception as exc:
                     # A bug must not end the session or let the frame through: it is dropped.
-                    traceback.print_exc(file=sys.stderr)
+                    log.exception("internal error on a frame (%s); dropped it", direction)
                     actions = [Record(AuditEvent(
                         direction, "internal_error", size=len(frame.data), verdict="deny",
                         contract="internal", reason=f"Gatewatch failed on this frame: {exc!r}",
@@ -177,7 +177,7 @@ class Relay:
             assert asker is not None
             await asker.settle(held)
         except Exception:
-            traceback.print_exc(file=sys.stderr)
+            log.exception("asking a human failed; the call is denied")
             await self.deny_call(held.raw_id, held.tool, "Gatewatch could not ask a human",
                                  decided_by="fallback", contract=held.verdict.contract)
         finally:
