@@ -388,17 +388,14 @@ def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
     from proxy.detector.rules import builtin_pack_paths, load_packs
-    from proxy.gate import ResultCheck
-    from proxy.relay import blocked_message
+    from proxy.relay.messages import blocked_text
 
     out = []
     for i, rule in enumerate(load_packs(builtin_pack_paths())):
         for reason in (f"prompt injection: {rule.id}",
                        f"prompt injection: {rule.id}; model: injection (0.99)",
                        "model: injection (1.00)"):
-            message = blocked_message("tools/call", 1, ResultCheck("block", reason),
-                                      f"{i:012x}", None)
-            out.append(message["result"]["content"][0]["text"])
+            out.append(blocked_text("tools/call", reason, f"{i:012x}"))
     return list(dict.fromkeys(out))
 
 

@@ -101,7 +101,7 @@ class Gate:
     def listing_stale(self) -> bool:
         """The upstream said its tools changed and nobody has listed them since."""
         try:
-            return bool(getattr(self.engine, "needs_tools_list", False))
+            return self.engine is not None and bool(self.engine.needs_tools_list)
         except Exception:
             _complain("tool pinning")
             return True

@@ -73,10 +73,6 @@ def error_response(rpc_id: Any, code: int, message: str, data: Any = None) -> by
     return dumps({"jsonrpc": "2.0", "id": rpc_id, "error": err}) + b"\n"
 
 
-def result_response(rpc_id: Any, result: dict[str, Any]) -> bytes:
-    return dumps({"jsonrpc": "2.0", "id": rpc_id, "result": result}) + b"\n"
-
-
 def tool_error_result(text: str, *, era: str | None, meta: dict[str, Any] | None = None) -> dict:
     """A normal tools/call result that tells the model the call failed (isError)."""
     result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}

@@ -13,6 +13,7 @@ import pytest
 from proxy.ask import AskChain, AskChannelError, AskRequest, without_retry_fields
 from proxy.ask.chain import INPUT_KEY
 from proxy.ask.channel import Era
+from proxy.ask.request import Outcome
 from proxy.ipc import protocol
 from proxy.ipc.client import AppLink
 from proxy.ipc.server import SocketServer
@@ -289,6 +290,13 @@ def retry_params(first: Any, response: Any, arguments: dict[str, Any] = ARGS) ->
             "requestState": first.input_required["requestState"]}
 
 
+def resume(c: AskChain, req: AskRequest, params: dict[str, Any]) -> Outcome:
+    """What a held retry does (proxy/ask/held.py): open its sealed state, read its answer."""
+    outcome = c.answer_retry(req, c.open_retry(req, params))
+    assert outcome is not None, "the retry held no answer to this question"
+    return outcome
+
+
 async def test_new_era_answers_with_input_required_then_resumes(db: Any) -> None:
     c = chain(db)
     first = await c.resolve(REQ, FakeChannel(era="2026-07-28"))
@@ -301,34 +309,34 @@ async def test_new_era_answers_with_input_required_then_resumes(db: Any) -> None
 
     params = retry_params(first, ALLOW_FOREVER)
     assert c.is_retry(params) and not c.is_retry({"name": "send_email", "requestState": "up"})
-    outcome = c.resume(REQ, params)
+    outcome = resume(c, REQ, params)
     assert (outcome.allow, outcome.decided_by, outcome.remember) == (True, "elicitation", "forever")
     assert trust_rows(db) == [("gmail", "send_email", "new@random.com", "elicitation", 0)]
     assert without_retry_fields(params) == {"name": "send_email", "arguments": ARGS}
 
-    replayed = c.resume(REQ, params)
+    replayed = resume(c, REQ, params)
     assert not replayed.allow and "already used" in replayed.reason
 
 
 async def test_new_era_decline_forged_and_swapped_arguments(db: Any) -> None:
     c = chain(db)
     first = await c.resolve(REQ, FakeChannel(era="2026-07-28"))
-    assert not c.resume(REQ, retry_params(first, {"action": "decline"})).allow
+    assert not resume(c, REQ, retry_params(first, {"action": "decline"})).allow
 
     forged = retry_params(first, ALLOW_FOREVER)
     forged["requestState"] = forged["requestState"][:-4] + "AAAA"
-    assert not c.resume(REQ, forged).allow
+    assert not resume(c, REQ, forged).allow
 
     second = await c.resolve(REQ, FakeChannel(era="2026-07-28"))
     evil = {**ARGS, "to": "attacker@evil.com"}
     evil_req = AskRequest("send_email", evil, "attacker@evil.com", "sink_gate", "unproven")
-    swapped = c.resume(evil_req, retry_params(second, ALLOW_FOREVER, evil))
+    swapped = resume(c, evil_req, retry_params(second, ALLOW_FOREVER, evil))
     assert not swapped.allow and "arguments differ" in swapped.reason
-    mismatched = c.resume(REQ, retry_params(second, ALLOW_FOREVER, evil))
+    mismatched = resume(c, REQ, retry_params(second, ALLOW_FOREVER, evil))
     assert not mismatched.allow and "does not match" in mismatched.reason
 
     third = await c.resolve(REQ, FakeChannel(era="2026-07-28"))
-    empty = c.resume(REQ, retry_params(third, {"action": "accept", "content": {}}))
+    empty = resume(c, REQ, retry_params(third, {"action": "accept", "content": {}}))
     assert not empty.allow
     assert trust_rows(db) == []
 

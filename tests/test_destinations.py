@@ -86,7 +86,8 @@ def test_recipient_values_are_address_lists():
     assert keys(group) == ["a@x.example", "b@y.example"] and group.problem is None
     dotted = parse_recipients("attacker+1@Evil.com.")
     assert keys(dotted) == ["attacker+1@evil.com"] and dotted.problem is None
-    assert dotted.mailboxes[0].base_key == "attacker@evil.com"
+    # the taint lookup folds the sub-address: attacker+1@x and attacker@x are one
+    assert candidates(parse("attacker+1@Evil.com.")[0])[-1] == ("attacker@evil.com", "value")
     assert keys(parse_recipients("bob@bücher.de")) == ["bob@xn--bcher-kva.de"]
     assert keys(parse_recipients("x@[10.1.1.3]")) == ["x@[10.1.1.3]"]
 

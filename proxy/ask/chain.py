@@ -143,19 +143,11 @@ class AskChain:
         state = params.get("requestState")
         return isinstance(state, str) and state.startswith(PREFIX)
 
-    def resume(self, req: AskRequest, params: dict[str, Any]) -> Outcome:
-        """A 2026-07-28 retry: check the sealed state against this call, then read the answer.
-
-        `req` describes the retried call as the engine sees it now. The relay forwards
-        `without_retry_fields(params)` on allow.
-        """
-        outcome = self.answer_retry(req, self.open_retry(req, params))
-        if outcome is None:
-            return Outcome(False, "elicitation", "the answer was given to another question")
-        return outcome
-
     def open_retry(self, req: AskRequest, params: dict[str, Any]) -> Retry:
-        """Check a retry's sealed state against this call (the state opens once)."""
+        """A 2026-07-28 retry: check its sealed state against this call (the state opens once).
+
+        `req` describes the retried call as the engine sees it now; then `answer_retry` reads
+        the answer. The relay forwards `without_retry_fields(params)` on allow."""
         # Bound to what will be forwarded: the retried params, not only the engine's view.
         tool, arguments = params.get("name"), params.get("arguments") or {}
         if (tool, arguments) != (req.tool, req.arguments) or not isinstance(arguments, dict):

@@ -48,5 +48,5 @@ class Outcome:
     remember: Remember | None = None  # how long the human said to remember (allow only)
     grant_id: int | None = None  # the trust row used (decided_by='trust') or written (forever)
     # 2026-07-28 era: the `result` to answer the held call with; the call ends there and the
-    # client retries with the answers (see AskChain.resume).
+    # client retries with the answers (see AskChain.open_retry).
     input_required: dict[str, Any] | None = None

@@ -3,7 +3,7 @@
     from proxy.detector import load_detector
     det = load_detector()                        # built-in packs + policy + user detector.yaml
     inspection = det.inspect_result("tools/call", result)
-    if inspection.verdict == "block": ...        # see replacement.blocked_result()
+    if inspection.verdict == "block": ...        # the relay withholds it (relay/messages.py)
 
 Importing this package is cheap (no YAML, no asyncio); load_detector() reads the packs.
 """
@@ -15,7 +15,6 @@ from proxy.detector.detector import Detector
 from proxy.detector.errors import PackError
 from proxy.detector.inspection import Inspection
 from proxy.detector.loader import load_detector
-from proxy.detector.replacement import blocked_result
 
 __all__ = [
     "ClassifierConfig",
@@ -23,6 +22,5 @@ __all__ = [
     "DetectorConfig",
     "Inspection",
     "PackError",
-    "blocked_result",
     "load_detector",
 ]

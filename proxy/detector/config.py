@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from proxy.detector.errors import PackError
-from proxy.detector.policy import PolicyRule, parse_policy_rule
+from proxy.detector.policy import MODES, PolicyRule, parse_policy_rule
 from proxy.yaml_lines import LineDict, read_yaml
 
 Mode = Literal["default", "paranoid"]
@@ -101,7 +101,7 @@ class DetectorConfig:
         if "model" in data:
             changes["model"] = _bool(path, data, "model")
         if "mode" in data:
-            if data["mode"] not in ("default", "paranoid"):
+            if data["mode"] not in MODES:
                 raise PackError(path, data.line_of("mode"), "`mode` must be default or paranoid")
             changes["mode"] = data["mode"]
         if "time_budget_ms" in data:

@@ -32,11 +32,6 @@ class Mailbox:
     def key(self) -> str:
         return f"{self.local}@{self.domain}"
 
-    @property
-    def base_key(self) -> str:
-        """The mailbox with sub-addressing dropped: attacker+1@x and attacker@x are one."""
-        return f"{self.local.split('+', 1)[0] or self.local}@{self.domain}"
-
 
 @dataclass(frozen=True)
 class Recipients:

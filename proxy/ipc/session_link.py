@@ -1,8 +1,8 @@
-"""The AppLink of one `gatewatch run`: hello from its Session, controls applied to its Gate."""
+"""The AppLink of one `gatewatch run`: hello from its Session, pause/resume applied to its Gate
+(`reload` is handled where settings and policy live: proxy/ask/held.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proxy.ipc import protocol
@@ -18,10 +18,8 @@ def client_fields(session: Session) -> dict[str, Any]:
     return {"client": session.client_info, "era": session.era, "can_elicit": session.can_elicit}
 
 
-def start_app_link(
-    session: Session, gate: Gate, *, on_reload: Callable[[], None] | None = None
-) -> AppLink:
-    """Connect in the background (and keep retrying); pause/resume/reload act on the gate."""
+def start_app_link(session: Session, gate: Gate) -> AppLink:
+    """Connect in the background (and keep retrying); pause/resume act on the gate."""
     hello = protocol.proxy_hello(
         session_id=session.id,
         server=session.server,
@@ -35,8 +33,6 @@ def start_app_link(
         action = message.get("action")
         if action in ("pause", "resume"):
             gate.paused = action == "pause"
-        elif action == "reload" and on_reload is not None:
-            on_reload()
 
     def stats() -> dict[str, Any]:
         return {
