@@ -60,6 +60,7 @@ def cache_key(config: Any) -> bytes:
     packs += expand_paths(list(config.extra_rule_paths))
     policy = config.policy_path or builtin_policy_path()
     code = sorted(Path(proxy.detector.__file__).parent.glob("*.py"))
+    code.append(Path(proxy.__file__).with_name("yaml_lines.py"))  # the packs' YAML loader
     # db_path only matters to the classifier; a set's repr follows the hash seed.
     settings = replace(config, db_path=None, disabled_rules=frozenset())
     parts = [proxy.__version__, sys.version, repr(settings), repr(sorted(config.disabled_rules))]
