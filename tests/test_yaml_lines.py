@@ -70,3 +70,17 @@ def test_policies_and_rule_packs_report_the_same_problem_the_same_way(tmp_path: 
         load_pack(pack)
     assert str(from_policy.value) == f"{policy}:4: duplicate key 'fs'; keep only one"
     assert str(from_pack.value) == f"{pack}:2: duplicate key 'pack'; keep only one"
+
+
+def test_a_yaml_boolean_key_cannot_silently_rename_a_policy_parameter(tmp_path: Path) -> None:
+    """`on:` is True in YAML 1.1: read as the string "True", the pattern would guard a parameter
+    no call has, and the real `on` argument would go unchecked. Refused, with its line."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("servers:\n  lights:\n    tools:\n      switch:\n"
+                      "        arg_patterns:\n          on: '(true|false)'\n")
+    with pytest.raises(PolicyError) as caught:
+        load_policy(policy)
+    assert caught.value.line == 6 and "key True must be a string; quote it" in caught.value.reason
+    policy.write_text(policy.read_text().replace("on:", "'on':"))
+    rules = load_policy(policy).servers["lights"].tools["switch"]
+    assert set(rules["arg_patterns"]) == {"on"}
