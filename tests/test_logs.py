@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from proxy import logs
 from tests.support import GATEWATCH, ROOT, child_env, upstream
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -77,6 +81,36 @@ def test_a_broken_policy_is_named_on_stderr_with_file_and_line(tmp_path: Path) -
     assert answers[3].get("result") != {"ok": True}, answers  # denied, never run upstream
     assert (f"gatewatch: configuration error: {policy}:4: 'tools' must be a mapping" in proc.stderr
             and "Every tool call is denied until this is fixed." in proc.stderr), proc.stderr
+
+
+def test_debug_lines_of_a_running_proxy_go_to_stderr_never_into_the_mcp_stream(
+    gw_home: Path,
+) -> None:
+    (gw_home / "run").mkdir(mode=0o700)  # a socket directory with no app in it: the link says so
+    frames = "".join(json.dumps(m) + "\n" for m in (INIT, LIST, CALL))
+    proc = subprocess.run(
+        [*GATEWATCH, "run", "--name", "relay_echo", "--", *upstream("relay_echo")],
+        input=frames, capture_output=True, text=True, env=child_env({"GATEWATCH_LOG": "debug"}),
+        timeout=60, check=False,
+    )
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert sorted(a["id"] for a in answers) == [1, 2, 3], proc.stdout
+    assert all(a["jsonrpc"] == "2.0" for a in answers)
+    assert "gatewatch: app link: " in proc.stderr, proc.stderr
+
+
+def test_the_handler_follows_a_replaced_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    """Like print, a record goes to the sys.stderr of the moment (a redirect, a capture)."""
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    logs.configure()
+    try:
+        logging.getLogger("proxy.gate").error("internal error in %s; failing closed", "decide")
+        assert capsys.readouterr().err.endswith("gatewatch: internal error in decide; "
+                                                "failing closed\n")
+    finally:
+        root.handlers[:] = before[0]
+        root.setLevel(before[1])
 
 
 def test_no_module_outside_the_commands_prints() -> None:
