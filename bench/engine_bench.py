@@ -65,13 +65,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["GATEWATCH_HOME"] = tmp
         from proxy.engine import Engine
-        from proxy.store.schema import connect
+        from proxy.store.database import Database
 
         root = Path(tmp) / "work"
         root.mkdir()
         policy = Path(tmp) / "policy.yaml"
         policy.write_text(POLICY.format(root=root))
-        db = connect(Path(tmp) / "bench.db")
+        db = Database.open(Path(tmp) / "bench.db")
 
         frame = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                             "params": {"name": "send_email", "arguments": SEND}})

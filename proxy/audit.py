@@ -18,15 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
+from proxy.store.events import INSERT_EVENT
+from proxy.store.sessions import SessionRecorder
+from proxy.store.writer import open_writer, write_batch
 
 PAYLOAD_LIMIT = 16 * 1024
 FULL_PAYLOAD_LIMIT = 4 * 1024 * 1024  # blocked results keep their original for forensics
-
-INSERT_EVENT = (
-    "INSERT INTO events (ts, session_id, server, direction, kind, method, rpc_id, tool, size, "
-    "verdict, contract, reason, decided_by, detail, latency_ms, trace_id, payload, "
-    "payload_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 @dataclass(slots=True)
@@ -123,19 +120,10 @@ class AuditWriter:
         self.waited = 0  # times a producer had to wait for room
         self.written = 0
         self.failed = 0
+        self.sessions = SessionRecorder(self.execute)  # this session's row, in order
 
     async def start(self) -> None:
-        import aiosqlite
-
-        from proxy.store.schema import connect
-
-        # Migrate with a plain connection in a thread, then keep an aiosqlite one for writing.
-        await asyncio.to_thread(lambda: connect(self.path).close())
-        self._db = await aiosqlite.connect(str(self.path), isolation_level=None)
-        from proxy.store.schema import BUSY_TIMEOUT_MS
-
-        await self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        await self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db = await open_writer(self.path)
         self._task = asyncio.create_task(self._run(), name="audit-writer")
 
     def put(self, event: AuditEvent) -> Awaitable[None] | None:
@@ -166,7 +154,8 @@ class AuditWriter:
             await pending
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
-        """Queue any other parameterised statement, in order with the events. Never blocks."""
+        """Queue any other parameterised statement (made by a proxy/store class), in order
+        with the events. Never blocks."""
         self._enqueue(_Statement(sql, params))
 
     async def close(self) -> None:
@@ -255,17 +244,7 @@ class AuditWriter:
         steps = await asyncio.to_thread(self._rows, batch)
         for attempt in range(5):
             try:
-                await self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    for sql, params in steps:
-                        if isinstance(params, list):
-                            await self._db.executemany(sql, params)
-                        else:
-                            await self._db.execute(sql, params)
-                    await self._db.execute("COMMIT")
-                except BaseException:
-                    await self._db.execute("ROLLBACK")
-                    raise
+                await write_batch(self._db, steps)
                 self.written += len(batch)
                 return
             except Exception as exc:  # locked beyond busy_timeout, disk full, ...

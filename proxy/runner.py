@@ -46,17 +46,6 @@ class RunOptions:
     health_port: int | None = None
 
 
-INSERT_SESSION = (
-    "INSERT INTO sessions (id, server, command, pid, upstream_pid, started_at) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
-END_SESSION = "UPDATE sessions SET ended_at = ?, exit_code = ?, end_reason = ? WHERE id = ?"
-UPDATE_CLIENT = (
-    "UPDATE sessions SET client_name = ?, client_version = ?, protocol_version = ?, era = ?, "
-    "can_elicit = ? WHERE id = ?"
-)
-
-
 KEYRING_REF = "gatewatch-keyring:"
 
 
@@ -164,7 +153,7 @@ async def run_proxy(opts: RunOptions) -> int:
 
     # Record the end now: Claude Code sends SIGINT, SIGTERM 100 ms later and SIGKILL 400 ms
     # after that, sooner than a slow upstream stops. The exit code is filled in below.
-    audit.execute(END_SESSION, (time.time(), None, reason, session.id))
+    audit.sessions.ended(session.id, time.time(), None, reason)
     if reason != "upstream exited":
         relay.client_closed()
     code = await upstream.stop(proc)
@@ -189,23 +178,20 @@ async def run_proxy(opts: RunOptions) -> int:
     # The queue's high-water mark shows, per session, whether the audit ever held the relay up.
     stats = {"exit_code": code, "audit_high_water": audit.high_water, "audit_waited": audit.waited}
     await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail=stats))
-    audit.execute(END_SESSION, (time.time(), code, reason, session.id))
+    audit.sessions.ended(session.id, time.time(), code, reason)
     await audit.close()
     return code
 
 
 async def _open_audit(audit: AuditWriter, session: Session) -> None:
     await audit.start()
-    audit.execute(
-        INSERT_SESSION,
-        (
-            session.id,
-            session.server,
-            jsonrpc.dumps(session.command).decode(),
-            session.pid,
-            session.upstream_pid,
-            session.started_at,
-        ),
+    audit.sessions.started(
+        session.id,
+        session.server,
+        jsonrpc.dumps(session.command).decode(),
+        session.pid,
+        session.upstream_pid,
+        session.started_at,
     )
 
 
@@ -250,16 +236,15 @@ async def _load_components(
 def _housekeeping(db_path: Path, retention_days: int) -> None:
     """Off the hot path, after start: close vanished sessions, prune old history when due."""
     from proxy.paths import data_dir
+    from proxy.store.database import Database
     from proxy.store.retention import prune_if_due
-    from proxy.store.schema import connect
-    from proxy.store.sessions import close_vanished
 
     try:
-        conn = connect(db_path)
+        db = Database.open(db_path)
         try:
-            close_vanished(conn)
+            db.sessions.close_vanished()
         finally:
-            conn.close()
+            db.close()
         prune_if_due(db_path, retention_days, data_dir() / "last-prune")
     except sqlite3.Error as exc:  # never fatal: the relay goes on, the next start tries again
         print(f"gatewatch: tidying the audit database failed: {exc}", file=sys.stderr)
@@ -280,16 +265,13 @@ def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:
 
 def _client_changed(audit: AuditWriter, session: Session) -> None:
     info = session.client_info or {}
-    audit.execute(
-        UPDATE_CLIENT,
-        (
-            info.get("name"),
-            info.get("version"),
-            session.protocol_version,
-            session.era,
-            int(session.can_elicit),
-            session.id,
-        ),
+    audit.sessions.client_known(
+        session.id,
+        name=info.get("name"),
+        version=info.get("version"),
+        protocol_version=session.protocol_version,
+        era=session.era,
+        can_elicit=bool(session.can_elicit),
     )
 
 
@@ -342,6 +324,6 @@ async def _start_failed(
             )
         )
     code = error.exit_code
-    audit.execute(END_SESSION, (time.time(), code, "upstream failed to start", session.id))
+    audit.sessions.ended(session.id, time.time(), code, "upstream failed to start")
     await audit.close()
     return code
