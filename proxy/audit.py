@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
+from proxy.store.database import Write
 from proxy.store.events import INSERT_EVENT
 from proxy.store.sessions import SessionRecorder
 from proxy.store.writer import open_writer, write_batch
@@ -157,6 +159,18 @@ class AuditWriter:
         """Queue any other parameterised statement (made by a proxy/store class), in order
         with the events. Never blocks."""
         self._enqueue(_Statement(sql, params))
+
+    def writer(self, loop: asyncio.AbstractEventLoop) -> Write:
+        """`execute` for the store classes, from the event loop and from worker threads alike
+        (the engine writes from the loop; while it is loading, from a worker thread)."""
+
+        def write(sql: str, params: tuple[Any, ...]) -> None:
+            if threading.current_thread() is threading.main_thread():
+                self._enqueue(_Statement(sql, params))
+            else:
+                loop.call_soon_threadsafe(self._enqueue, _Statement(sql, params))
+
+        return write
 
     async def close(self) -> None:
         if self._task is not None:

@@ -13,7 +13,6 @@ import os
 import signal
 import sqlite3
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,14 +200,7 @@ async def _load_components(
     gate = relay.gate
     from proxy.components import ComponentError, load_components, paused_in_db
 
-    loop = asyncio.get_running_loop()
-
-    def write(sql: str, params: tuple[Any, ...]) -> None:
-        # The engine writes from the event loop; during loading it runs in a worker thread.
-        if threading.current_thread() is threading.main_thread():
-            audit.execute(sql, params)
-        else:
-            loop.call_soon_threadsafe(audit.execute, sql, params)
+    write = audit.writer(asyncio.get_running_loop())
 
     try:
         gate.paused = await asyncio.to_thread(paused_in_db, opts.db_path, session.server)
