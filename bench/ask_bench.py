@@ -93,7 +93,7 @@ async def main(n: int) -> None:
     channel = Channel()
 
     async def select_one() -> None:
-        db.execute("SELECT 1").fetchone()
+        db.conn.execute("SELECT 1").fetchone()
 
     async def trusted() -> None:
         outcome = await chain.resolve(req, channel)  # type: ignore[arg-type]

@@ -105,7 +105,7 @@ def main() -> int:
 
         unproven = {"to": ["nobody@nowhere.example"], "subject": "s", "body": "b"}
         for n in (1_000, 100_000):
-            _fill_db(db, n)
+            _fill_db(db.conn, n)
             measure(f"send_email unproven, {n:,} taint rows (other servers)",
                     lambda: gmail.decide("send_email", unproven))
             session = Engine.create(f"big{n}", "bench", db, policy_path=policy)
