@@ -137,7 +137,7 @@ def denial_state(denial: Denial, now: float | None = None) -> str:
     now = time.time() if now is None else now
     if denial.revoked_at is not None:
         return "revoked"
-    return "active" if denial.expires_at is None or denial.expires_at > now else "expired"
+    return "active" if denial.active(now) else "expired"
 
 
 def revoke_denial(conn: sqlite3.Connection, denial_id: int) -> bool:

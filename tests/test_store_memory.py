@@ -145,8 +145,9 @@ def test_grant_and_denial_validity_agree_everywhere(db):
     gid = db.trust.add("mail", "send_email", "a@x.example", expires_at=now + 60, now=now)
     db.denials.add("mail", "send_email", "d@x.example", expires_at=now + 60, now=now)
     [grant] = db.trust.list(include_inactive=True)
+    [denial] = db.denials.list(include_inactive=True)
     for t, valid in ((now, True), (now + 59.9, True), (now + 60, False), (now + 61, False)):
-        assert grant.active(t) is valid
+        assert grant.active(t) is valid and denial.active(t) is valid
         assert (db.trust.find("mail", "send_email", "a@x.example", now=t) is not None) is valid
         assert db.trust.allows("mail", "send_email", "a@x.example", now=t) is valid
         assert bool(db.trust.live_for_tool("mail", "send_email", now=t)) is valid

@@ -12,13 +12,17 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# The one "still valid" condition, for grants and denials alike (Grant.active is its mirror).
+# The one "still valid" condition, for grants and denials alike; `_active` is the same in Python.
 VALID = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 ANY_TOOL = "*"  # a grant for every tool of a server (written by hand with the CLI)
 
 
 def _now(now: float | None) -> float:
     return time.time() if now is None else now
+
+
+def _active(revoked_at: float | None, expires_at: float | None, now: float) -> bool:
+    return revoked_at is None and (expires_at is None or expires_at > now)
 
 
 def _normalize(destination: str) -> str:
@@ -40,7 +44,7 @@ class Grant:
     note: str | None
 
     def active(self, now: float) -> bool:
-        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+        return _active(self.revoked_at, self.expires_at, now)
 
 
 _COLUMNS = "id, server, tool, destination, created_at, expires_at, revoked_at, decided_by, note"
@@ -159,6 +163,9 @@ class Denial:
     expires_at: float | None
     revoked_at: float | None
     decided_by: str | None
+
+    def active(self, now: float) -> bool:
+        return _active(self.revoked_at, self.expires_at, now)
 
 
 class Denials:
