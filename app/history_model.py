@@ -43,8 +43,8 @@ class HistoryModel(QAbstractTableModel):
 
     def __init__(self, conn: sqlite3.Connection, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._conn = conn
-        self._db_path = conn.execute("PRAGMA database_list").fetchone()[2]
+        self._history = hq.History(conn)
+        self._db_path = self._history.database_path()
         self._rows: list[hq.Row] = []
         self._filter = hq.HistoryFilter()
         self._exhausted = False
@@ -69,7 +69,7 @@ class HistoryModel(QAbstractTableModel):
         self.beginResetModel()
         self._generation += 1
         self._filter = filt
-        self._seen_id = hq.max_id(self._conn)
+        self._seen_id = self._history.max_id()
         self._ceiling = self._seen_id  # newer rows come through poll(), never through pages
         self._rows = []
         self._exhausted = False
@@ -84,10 +84,10 @@ class HistoryModel(QAbstractTableModel):
     def poll(self) -> int:
         """Prepend rows written since the last look, and update calls whose answer came;
         how many rows arrived."""
-        top = hq.max_id(self._conn)
+        top = self._history.max_id()
         if top <= self._seen_id:
             return 0
-        fresh = hq.newer(self._conn, self._filter, self._seen_id)
+        fresh = self._history.newer(self._filter, self._seen_id)
         self._seen_id = top
         if len(fresh) >= hq.NEWER_LIMIT:  # a flood: start over rather than leave a gap
             self.set_filter(self._filter)
@@ -104,7 +104,7 @@ class HistoryModel(QAbstractTableModel):
         waiting = [i for i, r in enumerate(self._rows[:2000]) if hq.is_open(r)]
         if not waiting:
             return
-        again = hq.reread(self._conn, [self._rows[i].id for i in waiting])
+        again = self._history.reread([self._rows[i].id for i in waiting])
         for i in waiting:
             row = again.get(self._rows[i].id)
             if row is not None and row != self._rows[i]:
@@ -176,7 +176,7 @@ class HistoryModel(QAbstractTableModel):
             return
         after = (self._rows[-1].ts, self._rows[-1].id) if self._rows else None
         if hq.uses_index(self._filter):
-            self._append_page(self._generation, hq.page(self._conn, self._filter, after))
+            self._append_page(self._generation, self._history.page(self._filter, after))
             return
         self._set_loading(True)
         threading.Thread(
@@ -190,7 +190,7 @@ class HistoryModel(QAbstractTableModel):
     ) -> None:
         conn = schema.connect(self._db_path, readonly=True)
         try:
-            rows = hq.page(conn, filt, after)
+            rows = hq.History(conn).page(filt, after)
         finally:
             conn.close()
         self._page_loaded.emit(generation, rows)  # queued to the GUI thread

@@ -44,6 +44,7 @@ class HistoryTab(QWidget):
     def __init__(self, conn: sqlite3.Connection, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.conn = conn
+        self.history = hq.History(conn)
         self.model = HistoryModel(conn, self)
 
         self.server = self._combo("server")
@@ -146,7 +147,7 @@ class HistoryTab(QWidget):
             combo.blockSignals(True)
             combo.clear()
             combo.addItem(f"{ANY} {column}")
-            combo.addItems(hq.distinct_values(self.conn, column))
+            combo.addItems(self.history.distinct_values(column))
             combo.setCurrentText(current or f"{ANY} {column}")
             combo.blockSignals(False)
 
@@ -174,7 +175,7 @@ class HistoryTab(QWidget):
     def show_event(self, event_id: int) -> bool:
         """Select one event's call (from a notification click), clearing filters that hide it."""
         if not self.all_frames.isChecked():
-            event_id = hq.call_of(self.conn, event_id) or event_id
+            event_id = self.history.call_of(event_id) or event_id
         row = self.model.row_of(event_id)
         if row is None:
             for combo in (self.server, self.tool):
@@ -206,11 +207,11 @@ class HistoryTab(QWidget):
             return
         event_id = self.model.event_id(row)
         if self.all_frames.isChecked():
-            ev = hq.event(self.conn, event_id)
+            ev = self.history.event(event_id)
             self.detail.setPlainText(wording.explain_event(ev) if ev else "")
             return
         self.detail.setPlainText(wording.explain_call(self.model.row_data(row),
-                                                      hq.call_frames(self.conn, event_id)))
+                                                      self.history.call_frames(event_id)))
 
     def export(self) -> None:
         path, chosen = QFileDialog.getSaveFileName(
@@ -223,6 +224,6 @@ class HistoryTab(QWidget):
         QMessageBox.information(self, "Export", f"Saved {count} rows to {path}")
 
     def export_to(self, path: str, as_json: bool) -> int:
-        rows = hq.all_rows(self.conn, self.model.filter)
+        rows = self.history.all_rows(self.model.filter)
         with open(path, "w", encoding="utf-8", newline="") as out:
             return hq.export_json(rows, out) if as_json else hq.export_csv(rows, out)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Signal
 from app import history_query as hq
 from app.rate_limit import RateLimiter
 from app.tray import Tray
+from proxy.store.database import Database
 
 
 class Notifier(QObject):
@@ -20,6 +21,8 @@ class Notifier(QObject):
         super().__init__(parent)
         self.tray = tray
         self.conn = conn
+        self.history = hq.History(conn)
+        self.events = Database(conn).events
         self.limiter = RateLimiter(limit=3, window_s=60)
         self.last: dict[str, Any] | None = None
         self._own: set[tuple[str, str]] = set()  # (session, tool) answered or missed here
@@ -64,17 +67,14 @@ class Notifier(QObject):
     def event_id_of(self, msg: dict[str, Any]) -> int | None:
         trace = msg.get("trace_id")
         if isinstance(trace, str) and trace:
-            found = hq.find_by_trace(self.conn, trace)
+            found = self.history.find_by_trace(trace)
             if found is not None:
                 return found
         ts = msg.get("event_ts")
         if isinstance(ts, (int, float)):
-            row = self.conn.execute(
-                "SELECT id FROM events WHERE session_id = ? AND verdict IS NOT NULL "
-                "ORDER BY abs(ts - ?) LIMIT 1",
-                (msg.get("session_id"), ts),
-            ).fetchone()
-            return int(row[0]) if row else None
+            session = msg.get("session_id")
+            return self.events.nearest_decision(session if isinstance(session, str) else None,
+                                                ts)
         return None
 
     def _clicked(self) -> None:

@@ -49,6 +49,7 @@ class ServersTab(QWidget):
     def __init__(self, conn: sqlite3.Connection, hub: Hub, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.conn = conn
+        self.history = hq.History(conn)
         self.hub = hub
 
         self.proxies = QTableWidget(0, len(PROXY_HEADERS))
@@ -148,7 +149,7 @@ class ServersTab(QWidget):
         for r, p in enumerate(proxies):
             state = "paused" if p.paused or p.server in paused or store.ALL_SERVERS in paused \
                 else "running"
-            last = hq.last_call(self.conn, p.session_id)
+            last = self.history.last_call(p.session_id)
             values = (p.server, p.client_label, p.pid, uptime_text(p.started_at, now), p.calls,
                       p.denied, f"{last.tool}: {outcome_text(last)}" if last else "—", state)
             for c, value in enumerate(values):
@@ -191,7 +192,7 @@ class ServersTab(QWidget):
         self.pins.setRowCount(len(self._changes))
         for r, change in enumerate(self._changes):
             state = PIN_STATES[change.status]
-            if change.status != "rejected" and hq.flagged_tool(self.conn, change.server,
+            if change.status != "rejected" and self.history.flagged_tool(change.server,
                                                                change.tool):
                 state = FLAGGED
             for c, value in enumerate((change.server, change.tool, state)):

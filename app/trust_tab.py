@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from app import store
 from app.popup import EXPIRY_CHOICES
 from app.wording import clock
-from proxy.ask.trust import Grant
+from proxy.store.trust import Grant
 
 HEADERS = ("Destination", "Server", "Tool", "Rule", "Since", "Expires", "Decided by", "State")
 REFRESH_MS = 2000

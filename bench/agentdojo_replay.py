@@ -150,12 +150,12 @@ class Replayer:
         )
 
     def engine(self) -> Any:
-        from proxy.store.schema import connect
+        from proxy.store.database import Database
 
         self._n += 1
         from proxy.components import scanners
 
-        db = connect(self.tmp / f"run{self._n}.db")
+        db = Database.open(self.tmp / f"run{self._n}.db")
         engine = self._engine_cls(self.suite.name, f"s{self._n}", db, self._packs, self._docs,
                                   **scanners(self.detector))
         engine.tools_listed(self._tools)

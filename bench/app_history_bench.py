@@ -120,42 +120,43 @@ def main() -> int:
               f" triggers and FTS included; {os.path.getsize(path) / 1e6:.0f} MB)")
         baseline = median_s(lambda: conn.execute(
             "SELECT id, ts, server, tool FROM events ORDER BY id DESC LIMIT 256").fetchall())
-        top = hq.page(conn, hq.HistoryFilter(), None, limit=1)[0]
+        history = hq.History(conn)
+        top = history.page(hq.HistoryFilter(), None, limit=1)[0]
         middle = conn.execute("SELECT ts, id FROM events WHERE id = ?",
                               (args.rows // 2,)).fetchone()
-        open_calls = [r.id for r in hq.page(conn, hq.HistoryFilter(verdict="ask"), limit=50)]
-        some_call = hq.page(conn, hq.HistoryFilter(), (middle[0], middle[1]), limit=1)[0].id
+        open_calls = [r.id for r in history.page(hq.HistoryFilter(verdict="ask"), limit=50)]
+        some_call = history.page(hq.HistoryFilter(), (middle[0], middle[1]), limit=1)[0].id
         calls = hq.HistoryFilter
         cases: dict[str, Callable[[], object]] = {
-            "calls: first page": lambda: hq.page(conn, calls()),
-            "calls: page in the middle": lambda: hq.page(conn, calls(), (middle[0], middle[1])),
-            "calls: server": lambda: hq.page(conn, calls(server="server3")),
-            "calls: tool": lambda: hq.page(conn, calls(tool="tool7")),
-            "calls: outcome = denied": lambda: hq.page(conn, calls(verdict="deny")),
-            "calls: outcome = waiting": lambda: hq.page(conn, calls(verdict="ask")),
-            "calls: last hour": lambda: hq.page(conn, calls(since=top.ts - 3600)),
-            "calls: server + outcome": lambda: hq.page(conn, calls(server="server3",
+            "calls: first page": lambda: history.page(calls()),
+            "calls: page in the middle": lambda: history.page(calls(), (middle[0], middle[1])),
+            "calls: server": lambda: history.page(calls(server="server3")),
+            "calls: tool": lambda: history.page(calls(tool="tool7")),
+            "calls: outcome = denied": lambda: history.page(calls(verdict="deny")),
+            "calls: outcome = waiting": lambda: history.page(calls(verdict="ask")),
+            "calls: last hour": lambda: history.page(calls(since=top.ts - 3600)),
+            "calls: server + outcome": lambda: history.page(calls(server="server3",
                                                                    verdict="deny")),
-            "calls: server + tool": lambda: hq.page(conn, calls(server="server3", tool="tool7")),
-            "calls: text, 1 call in 5000": lambda: hq.page(conn, calls(text="user42@")),
-            "calls: text, in every call": lambda: hq.page(conn, calls(text="example.com")),
-            "calls: text, no match": lambda: hq.page(conn, calls(text="no such text")),
-            "calls: text + server": lambda: hq.page(conn, calls(text="user42@",
+            "calls: server + tool": lambda: history.page(calls(server="server3", tool="tool7")),
+            "calls: text, 1 call in 5000": lambda: history.page(calls(text="user42@")),
+            "calls: text, in every call": lambda: history.page(calls(text="example.com")),
+            "calls: text, no match": lambda: history.page(calls(text="no such text")),
+            "calls: text + server": lambda: history.page(calls(text="user42@",
                                                                 server="server3")),
-            "calls: text, next page": lambda: hq.page(conn, calls(text="example.com"),
+            "calls: text, next page": lambda: history.page(calls(text="example.com"),
                                                       (middle[0], middle[1])),
-            "frames: first page": lambda: hq.page(conn, calls(all_frames=True)),
-            "frames: server + verdict": lambda: hq.page(conn, calls(all_frames=True,
+            "frames: first page": lambda: history.page(calls(all_frames=True)),
+            "frames: server + verdict": lambda: history.page(calls(all_frames=True,
                                                                     server="server3",
                                                                     verdict="deny")),
-            "frames: text, 1 in 5000": lambda: hq.page(conn, calls(all_frames=True,
+            "frames: text, 1 in 5000": lambda: history.page(calls(all_frames=True,
                                                                    text="user42@")),
-            "frames: text, no match": lambda: hq.page(conn, calls(all_frames=True,
+            "frames: text, no match": lambda: history.page(calls(all_frames=True,
                                                                   text="no such text")),
-            "live poll, nothing new": lambda: hq.max_id(conn),
-            "live poll, re-read 50 waiting": lambda: hq.reread(conn, open_calls),
-            "detail: a call's frames": lambda: hq.call_frames(conn, some_call),
-            "filter menu: distinct tools": lambda: hq.distinct_values(conn, "tool"),
+            "live poll, nothing new": lambda: history.max_id(),
+            "live poll, re-read 50 waiting": lambda: history.reread(open_calls),
+            "detail: a call's frames": lambda: history.call_frames(some_call),
+            "filter menu: distinct tools": lambda: history.distinct_values("tool"),
         }
         print(f"baseline page: {baseline * 1000:.2f} ms")
         print(f"{'query':<34} {'ms':>8} {'ratio':>8}")
@@ -164,7 +165,7 @@ def main() -> int:
             t = median_s(fn)
             worst = max(worst, t)
             print(f"{name:<34} {t * 1000:8.2f} {t / baseline:8.1f}")
-        short = median_s(lambda: hq.page(conn, calls(text="zq")), repeat=3)
+        short = median_s(lambda: history.page(calls(text="zq")), repeat=3)
         label = f"(2-char text: scans the newest {hq.SHORT_TEXT_ROWS:,})"
         print(f"{label:<34} {short * 1000:8.1f} {short / baseline:8.1f}")
         print(f"slowest indexed query: {worst * 1000:.1f} ms")

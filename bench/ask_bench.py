@@ -52,7 +52,7 @@ async def main(n: int) -> None:
     from proxy.ipc.client import AppLink
     from proxy.ipc.server import SocketServer
     from proxy.settings import Settings
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     hello = protocol.proxy_hello(session_id="bench", server="mail", pid=os.getpid(),
                                  command=["bench"], started_at=time.time())
@@ -74,8 +74,8 @@ async def main(n: int) -> None:
     t_no_app = await timed(n, no_app)
     await link.close()
 
-    db = connect(Path(os.environ["GATEWATCH_HOME"]) / "bench.db")
-    chain = AskChain.create("mail", "bench", db, Settings(), write=None, app_link=None)
+    db = Database.open(Path(os.environ["GATEWATCH_HOME"]) / "bench.db")
+    chain = AskChain.create("mail", "bench", db, Settings(), app_link=None)
     chain.trust.add("mail", "send_email", "alice@example.com")
     req = AskRequest("send_email", {"to": "alice@example.com"}, "alice@example.com", "sink_gate",
                      "bench")
@@ -93,7 +93,7 @@ async def main(n: int) -> None:
     channel = Channel()
 
     async def select_one() -> None:
-        db.execute("SELECT 1").fetchone()
+        db.conn.execute("SELECT 1").fetchone()
 
     async def trusted() -> None:
         outcome = await chain.resolve(req, channel)  # type: ignore[arg-type]

@@ -65,13 +65,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["GATEWATCH_HOME"] = tmp
         from proxy.engine import Engine
-        from proxy.store.schema import connect
+        from proxy.store.database import Database
 
         root = Path(tmp) / "work"
         root.mkdir()
         policy = Path(tmp) / "policy.yaml"
         policy.write_text(POLICY.format(root=root))
-        db = connect(Path(tmp) / "bench.db")
+        db = Database.open(Path(tmp) / "bench.db")
 
         frame = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                             "params": {"name": "send_email", "arguments": SEND}})
@@ -105,7 +105,7 @@ def main() -> int:
 
         unproven = {"to": ["nobody@nowhere.example"], "subject": "s", "body": "b"}
         for n in (1_000, 100_000):
-            _fill_db(db, n)
+            _fill_db(db.conn, n)
             measure(f"send_email unproven, {n:,} taint rows (other servers)",
                     lambda: gmail.decide("send_email", unproven))
             session = Engine.create(f"big{n}", "bench", db, policy_path=policy)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -18,16 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
+from proxy.store.database import Write
+from proxy.store.events import INSERT_EVENT
+from proxy.store.sessions import SessionRecorder
+from proxy.store.writer import open_writer, write_batch
 
 log = logging.getLogger(__name__)
 PAYLOAD_LIMIT = 16 * 1024
 FULL_PAYLOAD_LIMIT = 4 * 1024 * 1024  # blocked results keep their original for forensics
-
-INSERT_EVENT = (
-    "INSERT INTO events (ts, session_id, server, direction, kind, method, rpc_id, tool, size, "
-    "verdict, contract, reason, decided_by, detail, latency_ms, trace_id, payload, "
-    "payload_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 @dataclass(slots=True)
@@ -124,19 +123,10 @@ class AuditWriter:
         self.waited = 0  # times a producer had to wait for room
         self.written = 0
         self.failed = 0
+        self.sessions = SessionRecorder(self.execute)  # this session's row, in order
 
     async def start(self) -> None:
-        import aiosqlite
-
-        from proxy.store.schema import connect
-
-        # Migrate with a plain connection in a thread, then keep an aiosqlite one for writing.
-        await asyncio.to_thread(lambda: connect(self.path).close())
-        self._db = await aiosqlite.connect(str(self.path), isolation_level=None)
-        from proxy.store.schema import BUSY_TIMEOUT_MS
-
-        await self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        await self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db = await open_writer(self.path)
         self._task = asyncio.create_task(self._run(), name="audit-writer")
 
     def put(self, event: AuditEvent) -> Awaitable[None] | None:
@@ -167,8 +157,21 @@ class AuditWriter:
             await pending
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
-        """Queue any other parameterised statement, in order with the events. Never blocks."""
+        """Queue any other parameterised statement (made by a proxy/store class), in order
+        with the events. Never blocks."""
         self._enqueue(_Statement(sql, params))
+
+    def writer(self, loop: asyncio.AbstractEventLoop) -> Write:
+        """`execute` for the store classes, from the event loop and from worker threads alike
+        (the engine writes from the loop; while it is loading, from a worker thread)."""
+
+        def write(sql: str, params: tuple[Any, ...]) -> None:
+            if threading.current_thread() is threading.main_thread():
+                self._enqueue(_Statement(sql, params))
+            else:
+                loop.call_soon_threadsafe(self._enqueue, _Statement(sql, params))
+
+        return write
 
     async def close(self) -> None:
         if self._task is not None:
@@ -256,17 +259,7 @@ class AuditWriter:
         steps = await asyncio.to_thread(self._rows, batch)
         for attempt in range(5):
             try:
-                await self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    for sql, params in steps:
-                        if isinstance(params, list):
-                            await self._db.executemany(sql, params)
-                        else:
-                            await self._db.execute(sql, params)
-                    await self._db.execute("COMMIT")
-                except BaseException:
-                    await self._db.execute("ROLLBACK")
-                    raise
+                await write_batch(self._db, steps)
                 self.written += len(batch)
                 return
             except Exception as exc:  # locked beyond busy_timeout, disk full, ...

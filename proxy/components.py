@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from proxy.store.database import Write
 
 from proxy.errors import GatewatchError
 
@@ -23,13 +26,13 @@ def load_components(
     session_id: str,
     db_path: Path,
     policy_path: Path | None,
-    write: Callable[[str, tuple[Any, ...]], None],
+    write: Write,
 ) -> tuple[Any, Any, Any]:
     """(engine, detector or None, settings)."""
     from proxy.detector import PackError
     from proxy.engine import Engine, PolicyError
     from proxy.settings import SettingsError, load_settings
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     try:
         settings = load_settings()
@@ -37,9 +40,8 @@ def load_components(
         engine = Engine.create(
             server,
             session_id,
-            connect(db_path),
+            Database.open(db_path, write=write),
             policy_path=policy_path,
-            write=write,
             **scanners(detector),
         )
     except (PolicyError, PackError, SettingsError) as exc:
@@ -50,16 +52,13 @@ def load_components(
 def paused_in_db(db_path: Path, server: str) -> bool:
     """The app's pause switch, for a proxy that starts while the app is closed: this server's
     row, or the `*` row that pauses every server."""
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
-    conn = connect(db_path)
+    db = Database.open(db_path)
     try:
-        row = conn.execute(
-            "SELECT MAX(paused) FROM server_state WHERE server IN (?, '*')", (server,)
-        ).fetchone()
+        return db.server_state.is_paused(server)
     finally:
-        conn.close()
-    return bool(row and row[0])
+        db.close()
 
 
 def user_detector(db_path: Path | None = None) -> Any:

@@ -14,7 +14,6 @@ import os
 import signal
 import sqlite3
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,17 +45,6 @@ class RunOptions:
     policy_path: Path | None = None
     max_parse: int = MAX_PARSE
     health_port: int | None = None
-
-
-INSERT_SESSION = (
-    "INSERT INTO sessions (id, server, command, pid, upstream_pid, started_at) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
-)
-END_SESSION = "UPDATE sessions SET ended_at = ?, exit_code = ?, end_reason = ? WHERE id = ?"
-UPDATE_CLIENT = (
-    "UPDATE sessions SET client_name = ?, client_version = ?, protocol_version = ?, era = ?, "
-    "can_elicit = ? WHERE id = ?"
-)
 
 
 KEYRING_REF = "gatewatch-keyring:"
@@ -166,7 +154,7 @@ async def run_proxy(opts: RunOptions) -> int:
 
     # Record the end now: Claude Code sends SIGINT, SIGTERM 100 ms later and SIGKILL 400 ms
     # after that, sooner than a slow upstream stops. The exit code is filled in below.
-    audit.execute(END_SESSION, (time.time(), None, reason, session.id))
+    audit.sessions.ended(session.id, time.time(), None, reason)
     if reason != "upstream exited":
         relay.client_closed()
     code = await upstream.stop(proc)
@@ -191,23 +179,20 @@ async def run_proxy(opts: RunOptions) -> int:
     # The queue's high-water mark shows, per session, whether the audit ever held the relay up.
     stats = {"exit_code": code, "audit_high_water": audit.high_water, "audit_waited": audit.waited}
     await audit.put_wait(AuditEvent("gw", "lifecycle", reason=reason, detail=stats))
-    audit.execute(END_SESSION, (time.time(), code, reason, session.id))
+    audit.sessions.ended(session.id, time.time(), code, reason)
     await audit.close()
     return code
 
 
 async def _open_audit(audit: AuditWriter, session: Session) -> None:
     await audit.start()
-    audit.execute(
-        INSERT_SESSION,
-        (
-            session.id,
-            session.server,
-            jsonrpc.dumps(session.command).decode(),
-            session.pid,
-            session.upstream_pid,
-            session.started_at,
-        ),
+    audit.sessions.started(
+        session.id,
+        session.server,
+        jsonrpc.dumps(session.command).decode(),
+        session.pid,
+        session.upstream_pid,
+        session.started_at,
     )
 
 
@@ -217,14 +202,7 @@ async def _load_components(
     gate = relay.gate
     from proxy.components import ComponentError, load_components, paused_in_db
 
-    loop = asyncio.get_running_loop()
-
-    def write(sql: str, params: tuple[Any, ...]) -> None:
-        # The engine writes from the event loop; during loading it runs in a worker thread.
-        if threading.current_thread() is threading.main_thread():
-            audit.execute(sql, params)
-        else:
-            loop.call_soon_threadsafe(audit.execute, sql, params)
+    write = audit.writer(asyncio.get_running_loop())
 
     try:
         gate.paused = await asyncio.to_thread(paused_in_db, opts.db_path, session.server)
@@ -252,16 +230,15 @@ async def _load_components(
 def _housekeeping(db_path: Path, retention_days: int) -> None:
     """Off the hot path, after start: close vanished sessions, prune old history when due."""
     from proxy.paths import data_dir
+    from proxy.store.database import Database
     from proxy.store.retention import prune_if_due
-    from proxy.store.schema import connect
-    from proxy.store.sessions import close_vanished
 
     try:
-        conn = connect(db_path)
+        db = Database.open(db_path)
         try:
-            close_vanished(conn)
+            db.sessions.close_vanished()
         finally:
-            conn.close()
+            db.close()
         prune_if_due(db_path, retention_days, data_dir() / "last-prune")
     except sqlite3.Error as exc:  # never fatal: the relay goes on, the next start tries again
         log.warning("tidying the audit database failed: %s", exc)
@@ -282,16 +259,13 @@ def notice_fields(session: Session, event: AuditEvent) -> dict[str, Any]:
 
 def _client_changed(audit: AuditWriter, session: Session) -> None:
     info = session.client_info or {}
-    audit.execute(
-        UPDATE_CLIENT,
-        (
-            info.get("name"),
-            info.get("version"),
-            session.protocol_version,
-            session.era,
-            int(session.can_elicit),
-            session.id,
-        ),
+    audit.sessions.client_known(
+        session.id,
+        name=info.get("name"),
+        version=info.get("version"),
+        protocol_version=session.protocol_version,
+        era=session.era,
+        can_elicit=bool(session.can_elicit),
     )
 
 
@@ -344,6 +318,6 @@ async def _start_failed(
             )
         )
     code = error.exit_code
-    audit.execute(END_SESSION, (time.time(), code, "upstream failed to start", session.id))
+    audit.sessions.ended(session.id, time.time(), code, "upstream failed to start")
     await audit.close()
     return code

@@ -11,6 +11,7 @@ from proxy.gate import Gate
 from proxy.relay import RelayCore
 from proxy.relay.actions import Action, Hold, Record, Timer, ToClient, ToServer
 from proxy.session import Session
+from proxy.store.database import Database
 from proxy.store.schema import connect
 
 ECHO_TOOLS: list[dict[str, Any]] = [
@@ -89,7 +90,7 @@ def timers(actions: list[Action]) -> list[Timer]:
 def make_engine(db: Path, tmp: Path, session: str = "s1", policy: str = SEND_POLICY) -> Engine:
     path = tmp / f"policy-{session}.yaml"
     path.write_text(policy)
-    return Engine.create("core", session, connect(db), policy_path=path)
+    return Engine.create("core", session, Database(connect(db)), policy_path=path)
 
 
 def make_core(

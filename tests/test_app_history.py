@@ -84,7 +84,7 @@ def test_pages_are_newest_first_with_no_gaps_or_repeats(conn: sqlite3.Connection
     for filt in (hq.HistoryFilter(), hq.HistoryFilter(text="send_email")):  # index, FTS
         seen: list[hq.Row] = []
         after = None
-        while page := hq.page(conn, filt, after, limit=50):
+        while page := hq.History(conn).page(filt, after, limit=50):
             seen += page
             after = (page[-1].ts, page[-1].id)
         assert len(seen) == 600 and len({r.id for r in seen}) == 600
@@ -141,12 +141,12 @@ def test_each_call_is_one_row_with_its_outcome_in_plain_words(conn: sqlite3.Conn
              **ASKED):
             "denied: you chose to always deny this destination",
     }
-    found = hq.page(conn, hq.HistoryFilter())
+    found = hq.History(conn).page(hq.HistoryFilter())
     assert {r.id: outcome_text(r) for r in found} == expected
     assert "sink_gate" not in " ".join(expected.values())
 
     def ids(**filters: Any) -> set[int]:
-        return {r.id for r in hq.page(conn, hq.HistoryFilter(**filters))}
+        return {r.id for r in hq.History(conn).page(hq.HistoryFilter(**filters))}
 
     call_ids = list(expected)
     assert ids(verdict="deny") == {call_ids[i] for i in (1, 3, 4, 7, 8)}
@@ -156,9 +156,9 @@ def test_each_call_is_one_row_with_its_outcome_in_plain_words(conn: sqlite3.Conn
     assert ids(text="boss@corp") == {call_ids[i] for i in (2, 3, 4, 6, 7, 8)}
     assert ids(text="tr-42") == {call_ids[5]}  # the trace id of the withheld result
     # A notification names a frame; History shows the call it belongs to.
-    last_frame = hq.max_id(conn)
-    assert hq.call_of(conn, last_frame) == call_ids[8]
-    frames = hq.call_frames(conn, call_ids[2])
+    last_frame = hq.History(conn).max_id()
+    assert hq.History(conn).call_of(last_frame) == call_ids[8]
+    frames = hq.History(conn).call_frames(call_ids[2])
     assert [(f["direction"], f["kind"]) for f in frames] == [
         ("c2s", "request"), ("gw", "decision"), ("s2c", "response")]
 
@@ -169,7 +169,7 @@ def test_an_outcome_lands_on_the_latest_call_with_that_id(conn: sqlite3.Connecti
     second = call(conn, 2, "7", gw("deny", "timeout", "no answer within 5 s", "response"),
                   **ASKED)
     other_session = call(conn, 3, "7", session_id="s2", **ASKED)
-    rows_by_id = {r.id: r for r in hq.page(conn, hq.HistoryFilter())}
+    rows_by_id = {r.id: r for r in hq.History(conn).page(hq.HistoryFilter())}
     assert rows_by_id[first].outcome is None
     assert rows_by_id[second].outcome == "deny" and rows_by_id[second].outcome_by == "timeout"
     assert rows_by_id[other_session].outcome is None
@@ -182,7 +182,7 @@ def test_free_text_with_quotes_and_wildcards_is_literal(conn: sqlite3.Connection
     add_event(conn, 3.0, reason="100x off")
     for text, expected in ((tricky, 1), ('"quoted"', 1), ("100%_", 1), ("%", 1), ("%_", 1),
                            ("it's", 2)):
-        found = hq.page(conn, hq.HistoryFilter(text=text))
+        found = hq.History(conn).page(hq.HistoryFilter(text=text))
         assert len(found) == expected, text
     assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 3
 
@@ -206,13 +206,13 @@ def test_indexed_search_finds_what_a_substring_scan_finds(conn: sqlite3.Connecti
     filt = hq.HistoryFilter(text=text, all_frames=True)
     where, params = EventFilter(text=text).where()
     scan = {r[0] for r in conn.execute(f"SELECT id FROM events WHERE {where}", params)}
-    assert {r.id for r in hq.page(conn, filt)} == scan
+    assert {r.id for r in hq.History(conn).page(filt)} == scan
 
 
 def test_indexed_search_folds_case_beyond_ascii(conn: sqlite3.Connection) -> None:
     # Where the index differs from LIKE it is kinder: Ü matches ü, as a person expects.
     add_event(conn, 1.0, reason="Ünïcödé and more")
-    assert len(hq.page(conn, hq.HistoryFilter(text="üNÏ"))) == 1
+    assert len(hq.History(conn).page(hq.HistoryFilter(text="üNÏ"))) == 1
 
 
 def test_the_index_follows_deletes_and_an_old_database_is_migrated(tmp_path: Path) -> None:
@@ -231,10 +231,10 @@ def test_the_index_follows_deletes_and_an_old_database_is_migrated(tmp_path: Pat
                                                            reason))
     old.close()
     conn = schema.connect(path)  # migrates
-    found = hq.page(conn, hq.HistoryFilter(text="boss@corp"))
+    found = hq.History(conn).page(hq.HistoryFilter(text="boss@corp"))
     assert [outcome_text(r) for r in found] == ["asked → you allowed it"]
     conn.execute("DELETE FROM events WHERE kind = 'request'")  # retention
-    assert hq.page(conn, hq.HistoryFilter(text="boss@corp", all_frames=True)) == []
+    assert hq.History(conn).page(hq.HistoryFilter(text="boss@corp", all_frames=True)) == []
     conn.execute("INSERT INTO events_fts (events_fts) VALUES ('integrity-check')")
 
 
@@ -244,8 +244,8 @@ def test_detail_explains_the_call_in_words(conn: sqlite3.Connection) -> None:
     call_id = call(conn, 200.0, "1", gw("allow", "app", "allowed in the Gatewatch app",
                                         detail='{"remember": "forever"}'),
                    **{**ASKED, "detail": json.dumps(detail)})
-    row = next(r for r in hq.page(conn, hq.HistoryFilter()) if r.id == call_id)
-    text = wording.explain_call(row, hq.call_frames(conn, call_id))
+    row = next(r for r in hq.History(conn).page(hq.HistoryFilter()) if r.id == call_id)
+    text = wording.explain_call(row, hq.History(conn).call_frames(call_id))
     assert "What happened: asked → you allowed it and trusted the destination" in text
     assert "Why: It would send data to a destination you have not trusted yet." in text
     assert "Destination to = boss@corp.example: not trusted yet" in text
@@ -262,7 +262,7 @@ def test_frame_detail_explains_the_verdict(conn: sqlite3.Connection) -> None:
                          reason="destination seen in untrusted output", decided_by="rules",
                          detail=json.dumps(detail), payload='{"to": "new@random.com"}',
                          trace_id="t-1")
-    ev = hq.event(conn, event_id)
+    ev = hq.History(conn).event(event_id)
     assert ev is not None
     text = wording.explain_event(ev)
     assert "Verdict: deny, decided by your rules and policy" in text
@@ -271,7 +271,7 @@ def test_frame_detail_explains_the_verdict(conn: sqlite3.Connection) -> None:
     assert "Rules: exfil.email" in text
     assert "Tainted value: new@random.com — first seen in read_inbox on gmail" in text
     assert '{"to": "new@random.com"}' in text
-    assert hq.find_by_trace(conn, "t-1") == event_id
+    assert hq.History(conn).find_by_trace("t-1") == event_id
 
 
 def test_export_writes_exactly_the_filtered_rows_with_readable_times(
@@ -281,7 +281,7 @@ def test_export_writes_exactly_the_filtered_rows_with_readable_times(
     filt = hq.HistoryFilter(verdict="deny")
     expected = conn.execute("SELECT COUNT(*) FROM events WHERE verdict = 'deny'").fetchone()[0]
     with open(tmp_path / "out.csv", "w", newline="") as out:
-        assert hq.export_csv(hq.all_rows(conn, filt), out) == expected
+        assert hq.export_csv(hq.History(conn).all_rows(filt), out) == expected
     with open(tmp_path / "out.csv", newline="") as f:
         exported = list(csv.DictReader(f))
     assert len(exported) == expected and {r["verdict"] for r in exported} == {"deny"}
@@ -290,7 +290,7 @@ def test_export_writes_exactly_the_filtered_rows_with_readable_times(
     assert first["time"][:4] == "1970" and "T" in first["time"]  # not raw seconds
     assert first["what_happened"].startswith("denied")
     with open(tmp_path / "out.json", "w") as out:
-        hq.export_json(hq.all_rows(conn, filt), out)
+        hq.export_json(hq.History(conn).all_rows(filt), out)
     data = json.loads((tmp_path / "out.json").read_text())
     assert len(data) == expected and len({d["id"] for d in data}) == expected
 
@@ -304,7 +304,7 @@ def test_tab_filters_live_rows_and_opens_a_hidden_event(qtbot: QtBot,
     qtbot.waitUntil(lambda: tab.model.rowCount() == 0)
     target = call(conn, 9999.0, "t", {**RESULT, "verdict": "block", "reason": "injection"},
                   tool="read_inbox")
-    tab.show_event(hq.max_id(conn))  # the notification names the result frame
+    tab.show_event(hq.History(conn).max_id())  # the notification names the result frame
     assert tab.text.text() == ""
     row = tab.table.currentIndex().row()
     assert tab.model.event_id(row) == target  # its call is selected
@@ -343,7 +343,7 @@ def test_short_free_text_scans_off_the_gui_thread(qtbot: QtBot,
 def test_filter_menus_list_each_server_and_tool_once(conn: sqlite3.Connection) -> None:
     fill(conn, 60)
     add_event(conn, 1.0, tool=None, method="initialize")
-    assert hq.distinct_values(conn, "server") == ["fs", "gmail", "slack"]
-    assert hq.distinct_values(conn, "tool") == ["post", "read_file", "send_email"]
+    assert hq.History(conn).distinct_values("server") == ["fs", "gmail", "slack"]
+    assert hq.History(conn).distinct_values("tool") == ["post", "read_file", "send_email"]
     with pytest.raises(ValueError):
-        hq.distinct_values(conn, "payload")
+        hq.History(conn).distinct_values("payload")

@@ -6,7 +6,6 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -15,9 +14,10 @@ from app import store
 from app.hub import Hub
 from app.servers_tab import ServersTab
 from app.trust_tab import TrustTab
-from proxy.ask.trust import TrustStore
 from proxy.engine.pinning import PinStore, ToolVersion
 from proxy.store import schema
+from proxy.store.database import Database
+from proxy.store.trust import TrustStore
 from tests.test_app_hub import RawProxy
 
 
@@ -27,10 +27,7 @@ def conn(db_file: Path) -> sqlite3.Connection:
 
 
 def pins(conn: sqlite3.Connection, server: str = "gmail") -> PinStore:
-    def write(sql: str, args: tuple[Any, ...]) -> None:
-        conn.execute(sql, args)
-
-    return PinStore(conn, write, server)
+    return PinStore(Database(conn).pins, server)
 
 
 def version(description: str) -> ToolVersion:
@@ -155,15 +152,13 @@ def test_tool_changes_are_approved_from_the_servers_tab(
 def test_trust_tab_shows_an_always_answer_and_a_standing_deny_without_a_click(
     qtbot: QtBot, conn: sqlite3.Connection
 ) -> None:
-    from proxy.store import queries
-
     tab = TrustTab(conn)
     qtbot.addWidget(tab)
     tab.show()
     assert tab.table.rowCount() == 0
     # What a proxy writes when the person answers "Trust" or "Always deny" in a popup.
     TrustStore(conn).add("gmail", "send_email", "boss@corp.example", decided_by="app")
-    queries.add_denial(conn, "gmail", "send_email", "spam@evil.example", decided_by="app")
+    Database(conn).denials.add("gmail", "send_email", "spam@evil.example", decided_by="app")
     qtbot.waitUntil(lambda: tab.table.rowCount() == 2, timeout=5000)
     rules = {tab.table.item(r, 0).text(): tab.table.item(r, 3).text()  # type: ignore[union-attr]
              for r in range(2)}
@@ -173,7 +168,7 @@ def test_trust_tab_shows_an_always_answer_and_a_standing_deny_without_a_click(
     tab.table.selectRow(row)
     with qtbot.waitSignal(tab.changed):
         tab.revoke_button.click()
-    assert queries.find_denial(conn, "gmail", "send_email", "spam@evil.example") is None
+    assert Database(conn).denials.find("gmail", "send_email", "spam@evil.example") is None
     # Hints, not values that look filled in.
     assert all("e.g." in f.placeholderText() for f in (tab.server, tab.tool))
 

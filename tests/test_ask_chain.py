@@ -18,6 +18,7 @@ from proxy.ipc import protocol
 from proxy.ipc.client import AppLink
 from proxy.ipc.server import SocketServer
 from proxy.settings import Settings
+from proxy.store.database import Database
 from proxy.store.schema import connect
 
 ARGS = {"to": "new@random.com", "subject": "Hi", "body": "hello"}
@@ -70,8 +71,10 @@ def db(db_file: Path) -> Any:
 
 
 def chain(db: Any, settings: Settings | None = None, **kwargs: Any) -> AskChain:
-    return AskChain.create("gmail", "sess1", db, settings or Settings(), write=kwargs.pop(
-        "write", None), app_link=kwargs.pop("app_link", None))
+    # Queued statements (the ask steps) are dropped unless a test collects them.
+    write = kwargs.pop("write", lambda sql, params: None)
+    return AskChain.create("gmail", "sess1", Database(db, write), settings or Settings(),
+                           app_link=kwargs.pop("app_link", None))
 
 
 def trust_rows(db: Any) -> list[tuple[Any, ...]]:

@@ -166,3 +166,27 @@ async def test_rows_the_relay_writes_for_raw_frames_are_redacted(db_file: Path) 
     dump = repr([tuple(r) for r in query(db_file, "SELECT payload, reason FROM events")])
     assert secret not in dump and "hunter2" not in dump
     assert dump.count("[redacted]") == 5
+
+
+async def test_stores_write_through_the_queue_from_the_loop_and_from_worker_threads(
+    db_file: Path,
+) -> None:
+    from proxy.store.database import Database
+
+    # A window longer than the test: the batch is written when the writer closes.
+    writer = AuditWriter(db_file, "s1", "srv", window=600)
+    await writer.start()
+    writer.sessions.started("s1", "srv", "[]", 1, 2, 1.0)
+    store = Database.open(db_file, write=writer.writer(asyncio.get_running_loop()))
+    # The engine is built in a worker thread (proxy.components) and records from there.
+    await asyncio.to_thread(store.taint.record, "a@evil.example", "email", "free_text", "srv",
+                            "read", "s1", 2.0)
+    store.hot_results.record("srv", "read", "s1", 3.0, "block", "text")  # from the loop
+    # Queued, not yet written: a reader (the proxy's own connection) sees nothing so far.
+    assert store.taint.sightings(["a@evil.example"]) == []
+    writer.sessions.ended("s1", 4.0, 0, "done")
+    await writer.close()
+    assert [row.server for row in store.taint.sightings(["a@evil.example"])] == ["srv"]
+    assert [row.text for row in store.hot_results.others_since(0, "other", None)] == ["text"]
+    assert [(r.server, r.exit_code) for r in store.sessions.recent()] == [("srv", 0)]
+    store.close()

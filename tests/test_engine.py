@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from proxy.engine import Engine, normalize_destination
+from proxy.store.database import Database
 from proxy.store.schema import connect
 
 MAIL_TOOLS: list[dict[str, Any]] = [
@@ -76,7 +77,8 @@ def make(
         assert tmp is not None
         path = tmp / f"policy-{server}-{session}.yaml"
         path.write_text(policy)
-    engine = Engine.create(server, session, db, policy_path=path, **kw)
+    store = Database(db, kw.pop("write", None))
+    engine = Engine.create(server, session, store, policy_path=path, **kw)
     if tools is not None:
         engine.tools_listed(tools)
     return engine
@@ -501,7 +503,7 @@ def test_internal_error_fails_closed(db, tmp_path):
 def test_reload_picks_up_a_new_policy(db, tmp_path):
     path = tmp_path / "p.yaml"
     path.write_text(SEND_POLICY)
-    engine = Engine.create("mail", "s1", db, policy_path=path)
+    engine = Engine.create("mail", "s1", Database(db), policy_path=path)
     engine.tools_listed(MAIL_TOOLS)
     assert engine.decide("send_email", {"to": ["x@other.example"]}).verdict == "ask"
     path.write_text(SEND_POLICY.replace("*@corp.example", "*@other.example"))
@@ -564,7 +566,7 @@ def test_sweep_narrows_when_the_server_knows_the_omitted_sink(db, tmp_path):
 
 
 def test_list_changed_before_the_first_listing_keeps_trust_on_first_use(db):
-    engine = Engine.create("mail", "s1", db)
+    engine = Engine.create("mail", "s1", Database(db))
     engine.tools_changed()  # server-everything announces a change before it was ever listed
     engine.tools_listed(MAIL_TOOLS)
     assert engine.decide("read_inbox", {}).verdict == "allow"

@@ -12,6 +12,7 @@ import pytest
 
 from proxy.engine import Engine
 from proxy.engine.hot_values import argument_values, state_changing
+from proxy.store.database import Database
 from proxy.store.schema import connect
 from tests.hostile_inputs import hostile_inputs
 
@@ -49,7 +50,7 @@ def text(value: str) -> dict[str, Any]:
 def engine(db_file: Path, tmp_path: Path) -> Engine:
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
-    made = Engine.create("bank", "s1", connect(db_file), policy_path=policy)
+    made = Engine.create("bank", "s1", Database(connect(db_file)), policy_path=policy)
     made.tools_listed(TOOLS)
     return made
 

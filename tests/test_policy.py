@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 
 from proxy.engine import Engine, PolicyError, load_policy
 from proxy.engine.policy import merge_tool
+from proxy.store.database import Database
 from proxy.store.schema import connect
 
 GMAIL_TOOLS: list[dict[str, Any]] = [
@@ -19,8 +19,8 @@ GMAIL_TOOLS: list[dict[str, Any]] = [
 
 
 @pytest.fixture
-def db(db_file: Path) -> sqlite3.Connection:
-    return connect(db_file)
+def db(db_file: Path) -> Database:
+    return Database(connect(db_file))
 
 
 def write(tmp_path: Path, text: str) -> Path:

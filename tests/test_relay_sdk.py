@@ -98,19 +98,15 @@ async def raw_tools(command: list[str]) -> list[dict[str, Any]]:
 def approve_tools(db: Path, server: str, tools: list[dict[str, Any]]) -> None:
     """A human approved these tools before (pinned), so no call waits for one."""
     from proxy.engine.pinning import PinStore, ToolVersion
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
-    conn = connect(db)
-
-    def write(sql: str, params: tuple[Any, ...]) -> None:
-        conn.execute(sql, params)
-
+    database = Database.open(db)
     try:
-        store = PinStore(conn, write, server)
+        store = PinStore(database.pins, server)
         for tool in tools:
             store.approve(ToolVersion.of(tool))
     finally:
-        conn.close()
+        database.close()
 
 
 @pytest.mark.slow

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from proxy.store.database import Database
 from proxy.store.schema import connect
-from proxy.store.sessions import VANISHED, close_vanished
+from proxy.store.sessions import VANISHED
 
 
 def _session(conn, sid: str, pid: int, ended: float | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -23,7 +24,7 @@ def test_only_open_sessions_of_dead_pids_are_closed(tmp_path: Path) -> None:
     _session(conn, "alive", 222)
     _session(conn, "done", 111, ended=12.0)
     _session(conn, "mine", os.getpid())
-    closed = close_vanished(conn, alive=lambda pid: pid == 222)
+    closed = Database(conn).sessions.close_vanished(alive=lambda pid: pid == 222)
     assert closed == 1
     rows = {r["id"]: r for r in conn.execute("SELECT * FROM sessions")}
     assert rows["dead"]["end_reason"] == VANISHED

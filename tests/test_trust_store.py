@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy.ask.trust import TrustStore, parse_duration
+from proxy.ask.trust import parse_duration
 from proxy.store.schema import connect
+from proxy.store.trust import TrustStore
 from tests.support import GATEWATCH, child_env
 
 

@@ -2,8 +2,8 @@
 
 remembered trust → MCP elicitation (when the client can) → the app over the local socket (when
 one is connected) → deny. `ask_via` in settings narrows the middle steps. Every outcome says
-which step decided (`decided_by`); steps that were tried and fell through are audited through
-`write` as events of kind `ask_step`.
+which step decided (`decided_by`); steps that were tried and fell through are audited as events
+of kind `ask_step` (through the store's `write`: the proxy's audit queue).
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,9 +30,10 @@ from proxy.ask.state import (
     StateSealer,
     arguments_digest,
 )
-from proxy.ask.trust import TrustStore, normalize
+from proxy.ask.trust import normalize
 from proxy.errors import GatewatchError
 from proxy.settings import DEADLINE_MARGIN_S, Settings
+from proxy.store.database import Database
 
 if TYPE_CHECKING:
     from proxy.ipc.client import AppLink
@@ -52,13 +52,6 @@ STEPS: dict[str, tuple[str, ...]] = {
     "deny": (),
 }
 
-STEP_EVENT_SQL = (
-    "INSERT INTO events (ts, session_id, server, direction, kind, method, rpc_id, tool, verdict,"
-    " contract, reason, decided_by, detail) VALUES (?, ?, ?, 'gw', 'ask_step', 'tools/call', ?,"
-    " ?, 'ask', ?, ?, ?, ?)"
-)
-
-Write = Callable[[str, tuple[Any, ...]], Any]
 T = TypeVar("T")
 
 
@@ -76,18 +69,18 @@ class AskChain:
         self,
         server: str,
         session_id: str,
-        trust: TrustStore,
+        db: Database,
         settings: Settings,
         *,
-        write: Write | None = None,
         app_link: AppLink | None = None,
         sealer: StateSealer | None = None,
     ) -> None:
         self.server = server
         self.session_id = session_id
-        self.trust = trust
+        self.trust = db.trust
+        self._denials = db.denials
+        self._events = db.events
         self.settings = settings
-        self._write = write
         self._app_link = app_link
         self._sealer = sealer or StateSealer()
         self._session_grants: set[tuple[str, ...]] = set()
@@ -98,13 +91,12 @@ class AskChain:
         cls,
         server: str,
         session_id: str,
-        db: sqlite3.Connection,
+        db: Database,
         settings: Settings,
         *,
-        write: Write | None,
         app_link: AppLink | None,
     ) -> AskChain:
-        return cls(server, session_id, TrustStore(db), settings, write=write, app_link=app_link)
+        return cls(server, session_id, db, settings, app_link=app_link)
 
     # -- the chain -------------------------------------------------------------------------
 
@@ -211,22 +203,18 @@ class AskChain:
 
     def _always_denied(self, req: AskRequest) -> Outcome | None:
         """A human said to always deny one of this call's destinations: deny, do not ask."""
-        from proxy.store.queries import find_denial
-
         for destination in req.destinations:
-            if find_denial(self.trust.db, self.server, req.tool, normalize(destination)):
+            if self._denials.find(self.server, req.tool, normalize(destination)):
                 return Outcome(False, "trust",
                                f"you chose to always deny {destination} for {req.tool}")
         return None
 
     def _deny_forever(self, req: AskRequest, expires_in_s: float | None) -> None:
-        from proxy.store.queries import add_denial
-
         expires_at = time.time() + expires_in_s if expires_in_s else None
         for destination in req.destinations:
-            add_denial(self.trust.db, self.server, req.tool, normalize(destination),
-                       expires_at=expires_at, decided_by="app",
-                       note=f"denied in session {self.session_id}")
+            self._denials.add(self.server, req.tool, normalize(destination),
+                              expires_at=expires_at, decided_by="app",
+                              note=f"denied in session {self.session_id}")
 
     def _input_required(self, req: AskRequest, approved_pins: tuple[str, ...] = ()) -> Outcome:
         token = self._sealer.seal(req.tool, req.arguments, ttl=self.settings.ask_timeout,
@@ -362,22 +350,17 @@ class AskChain:
         return Outcome(True, decided_by, reason, remember=scope, grant_id=grant_id)
 
     def _audit_step(self, req: AskRequest, step: str, reason: str) -> None:
-        if self._write is None:
-            return
         detail = orjson.dumps({"destination": req.destination}).decode()
-        self._write(
-            STEP_EVENT_SQL,
-            (
-                time.time(),
-                self.session_id,
-                self.server,
-                _rpc_text(req.rpc_id),
-                req.tool,
-                req.contract,
-                reason,
-                step,
-                detail,
-            ),
+        self._events.ask_step(
+            ts=time.time(),
+            session_id=self.session_id,
+            server=self.server,
+            rpc_id=_rpc_text(req.rpc_id),
+            tool=req.tool,
+            contract=req.contract,
+            reason=reason,
+            step=step,
+            detail=detail,
         )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from proxy import jsonrpc
-from proxy.ask.chain import PINNING, AskChain, Retry, Write, without_retry_fields
+from proxy.ask.chain import PINNING, AskChain, Retry, without_retry_fields
 from proxy.ask.channel import AskChannelError, AskChannelTimeout, Era
 from proxy.ask.request import AskRequest, Outcome
 from proxy.audit import AuditEvent
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from proxy.ipc.client import AppLink
     from proxy.relay import HeldCall, Relay
     from proxy.settings import Settings
+    from proxy.store.database import Write
 
 log = logging.getLogger(__name__)
 
@@ -97,11 +98,12 @@ def install(
     app_link: AppLink | None,
 ) -> HeldAsker:
     """Create this proxy's chain; the returned asker hands it every held call."""
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     session = relay.session
     chain = AskChain.create(
-        session.server, session.id, connect(db_path), settings, write=write, app_link=app_link
+        session.server, session.id, Database.open(db_path, write=write), settings,
+        app_link=app_link,
     )
     if app_link is not None:
         app_link.add_control_handler(lambda message: _reload(message, relay, chain, engine))

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from proxy.detector import PackError
     from proxy.engine import Engine, PolicyError
     from proxy.settings import SettingsError
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     try:
         arguments = json.loads(args.args)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         # A scratch database: the check must not pin tools or record taint for real.
-        db = connect(Path(tmp) / "check.db")
+        db = Database.open(Path(tmp) / "check.db")
         _copy_trust(db, args.server, args.tool)
         try:
             engine = Engine.create(args.server, "check", db, policy_path=args.policy,
@@ -90,25 +90,19 @@ def _as_listed(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
 def _copy_trust(db: Any, server: str, tool: str) -> None:
     """Remembered approvals do count: copy the valid ones for this server and tool."""
     import sqlite3
-    import time
 
     from proxy import paths
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     if not paths.db_path().exists():
         return
     try:
-        real = connect(paths.db_path(), readonly=True)
-        rows = real.execute(
-            "SELECT server, tool, destination, created_at, expires_at FROM trust WHERE server = ?"
-            " AND tool IN (?, '*') AND revoked_at IS NULL AND (expires_at IS NULL OR "
-            "expires_at > ?)", (server, tool, time.time()),
-        ).fetchall()
+        real = Database.open(paths.db_path(), readonly=True)
+        grants = real.trust.live_for_tool(server, tool)
         real.close()
     except sqlite3.Error:
         return
-    db.executemany("INSERT INTO trust (server, tool, destination, created_at, expires_at) "
-                   "VALUES (?, ?, ?, ?, ?)", [tuple(r) for r in rows])
+    db.trust.copy_in(grants)
 
 
 def _scanners() -> dict[str, Any]:

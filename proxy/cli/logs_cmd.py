@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 from proxy.cli.output import paint, use_colour, verdict_colour
-from proxy.store.queries import EventFilter, after, session_clients, tail
+from proxy.store.database import Database
+from proxy.store.queries import EventFilter
+from proxy.store.sessions import Sessions
 
 ARROWS = {
     "c2s": "→",  # client to server
@@ -36,20 +38,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", type=Path, help="audit database (default: per-user data dir)")
 
 
-def open_db(path: Path | None) -> sqlite3.Connection | None:
+def open_db(path: Path | None) -> Database | None:
     from proxy import paths
-    from proxy.store.schema import connect
 
     db = path or paths.db_path()
     if not db.exists():
         print(f"no audit log yet at {db}: nothing has run through Gatewatch", file=sys.stderr)
         return None
-    return connect(db)
+    return Database.open(db)
 
 
 def run(args: argparse.Namespace) -> int:
-    conn = open_db(args.db)
-    if conn is None:
+    db = open_db(args.db)
+    if db is None:
         return 0 if not args.follow else 1
     flt = EventFilter(
         server=args.server,
@@ -60,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
         text=args.grep or "",
     )
     colour = use_colour() and not args.json
-    clients = Clients(conn)
-    rows = tail(conn, flt, args.tail)
-    last_id = rows[-1]["id"] if rows else _max_id(conn)
+    clients = Clients(db.sessions)
+    rows = db.events.tail(flt, args.tail)
+    last_id = rows[-1]["id"] if rows else db.events.max_id()
     for row in rows:
         client = clients.of(row, rows)
         print(_line(row, client, colour, args.payload) if not args.json else _json(row, client),
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     while args.follow:
         time.sleep(0.5)
-        new = after(conn, flt, last_id)
+        new = db.events.after(flt, last_id)
         for row in new:
             client = clients.of(row, new)
             print(_line(row, client, colour, args.payload) if not args.json else _json(row, client))
@@ -84,20 +85,16 @@ class Clients:
     """Which client each session belongs to, looked up once per batch of rows (a session's
     client is known from its first request on, so unknown ones are asked again later)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, sessions: Sessions) -> None:
+        self.sessions = sessions
         self.known: dict[str, str] = {}
 
     def of(self, row: sqlite3.Row, batch: list[sqlite3.Row]) -> str:
         session = row["session_id"]
         if session not in self.known:
             wanted = {r["session_id"] for r in batch} - set(self.known)
-            self.known.update(session_clients(self.conn, wanted))
+            self.known.update(self.sessions.clients(wanted))
         return self.known.get(session, "")
-
-
-def _max_id(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
 
 
 def _json(row: sqlite3.Row, client: str) -> str:

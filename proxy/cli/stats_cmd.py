@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from proxy.cli.logs_cmd import open_db
-from proxy.store.queries import EventFilter, counts, latency_percentiles
+from proxy.store.queries import EventFilter
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,23 +20,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    conn = open_db(args.db)
-    if conn is None:
+    db = open_db(args.db)
+    if db is None:
         return 0
+    events = db.events
     flt = EventFilter(
         server=args.server, since=time.time() - args.since * 3600 if args.since else None
     )
     calls = replace(flt, method="tools/call")
-    where, params = flt.where()
-    total = conn.execute(f"SELECT COUNT(*) FROM events WHERE {where}", params).fetchone()[0]
+    total = events.count(flt)
     report = {
         "schema": 1,
         "events": total,
-        "by_server": {r["key"]: r["n"] for r in counts(conn, "server", flt)},
-        "by_method": {r["key"]: r["n"] for r in counts(conn, "method", flt)},
-        "by_verdict": {r["key"]: r["n"] for r in counts(conn, "verdict", flt)},
-        "top_tools": {r["key"]: r["n"] for r in counts(conn, "tool", calls, limit=10)},
-        "latency_ms": latency_percentiles(conn, flt),
+        "by_server": {r["key"]: r["n"] for r in events.counts("server", flt)},
+        "by_method": {r["key"]: r["n"] for r in events.counts("method", flt)},
+        "by_verdict": {r["key"]: r["n"] for r in events.counts("verdict", flt)},
+        "top_tools": {r["key"]: r["n"] for r in events.counts("tool", calls, limit=10)},
+        "latency_ms": events.latency_percentiles(flt),
     }
     if args.json:
         print(json.dumps(report, indent=2))

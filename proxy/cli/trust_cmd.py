@@ -24,10 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from proxy import paths
-    from proxy.ask.trust import TrustStore, parse_duration
-    from proxy.store.schema import connect
+    from proxy.ask.trust import parse_duration
+    from proxy.store.database import Database
 
-    store = TrustStore(connect(paths.db_path()))
+    store = Database.open(paths.db_path()).trust
     if args.action == "add":
         try:
             expires_at = time.time() + parse_duration(args.expires) if args.expires else None

@@ -20,10 +20,13 @@ def run(args: argparse.Namespace) -> int:
     db = paths.db_path()
     db_version: int | str = "not created yet"
     if db.exists():
-        from proxy.store.schema import connect
+        from proxy.store.database import Database
 
-        with connect(db, readonly=True) as conn:
-            db_version = conn.execute("PRAGMA user_version").fetchone()[0]
+        store = Database.open(db, readonly=True)
+        try:
+            db_version = store.schema_version()
+        finally:
+            store.close()
     info = {
         "gatewatch": __version__,
         "python": sys.version.split()[0],

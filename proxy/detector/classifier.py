@@ -10,13 +10,17 @@ import asyncio
 import hashlib
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from proxy.detector.breaker import CircuitBreaker
 from proxy.detector.config import ClassifierConfig
 from proxy.detector.ollama import OllamaError, answer_text, parse_label, post_json, request_body
+
+if TYPE_CHECKING:
+    from proxy.store.classifier_cache import ClassifierAnswers
+    from proxy.store.database import Database
 
 PROMPT_VERSION = "1"  # bump when the prompt changes, so cached answers are not reused
 
@@ -34,7 +38,7 @@ class ClassifierCache:
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
-        self._conn: sqlite3.Connection | None = None
+        self._db: Database | None = None
         self._lock = threading.Lock()
 
     @staticmethod
@@ -45,35 +49,26 @@ class ClassifierCache:
             digest.update(b"\0")
         return digest.hexdigest()
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            from proxy.store.schema import connect
+    def _answers(self) -> ClassifierAnswers:
+        if self._db is None:
+            from proxy.store.database import Database
 
-            self._conn = connect(self.db_path)
-        return self._conn
+            self._db = Database.open(self.db_path)
+        return self._db.classifier_cache
 
     def get(self, key: str) -> tuple[str, float] | None:
         with self._lock:
-            row = (
-                self._connection()
-                .execute("SELECT label, score FROM classifier_cache WHERE sha256 = ?", (key,))
-                .fetchone()
-            )
-        return (row[0], float(row[1])) if row is not None else None
+            return self._answers().get(key)
 
     def put(self, key: str, model: str, label: str, score: float) -> None:
         with self._lock:
-            self._connection().execute(
-                "INSERT OR REPLACE INTO classifier_cache (sha256, model, label, score, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (key, model, label, score, time.time()),
-            )
+            self._answers().put(key, model, label, score)
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 class Classifier:

@@ -14,12 +14,13 @@ from proxy.doctor.report import CheckResult, Status
 
 
 def check_database() -> list[CheckResult]:
-    from proxy.store.schema import SCHEMA_VERSION, SchemaError, connect
+    from proxy.store.database import Database
+    from proxy.store.schema import SCHEMA_VERSION, SchemaError
 
     path = paths.db_path()
     existed = path.exists()
     try:
-        conn = connect(path)
+        db = Database.open(path)
     except SchemaError as exc:
         return [CheckResult("database", Status.FAIL, f"{path}: {exc}", "upgrade Gatewatch")]
     except (sqlite3.Error, OSError) as exc:
@@ -30,11 +31,9 @@ def check_database() -> list[CheckResult]:
             )
         ]
     try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
-        # Take the write lock and give it back: proves the file is writable right now.
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("ROLLBACK")
+        version = db.schema_version()
+        problems = db.quick_check()
+        db.probe_write_lock()
     except sqlite3.Error as exc:
         return [
             CheckResult(
@@ -43,7 +42,7 @@ def check_database() -> list[CheckResult]:
             )
         ]
     finally:
-        conn.close()
+        db.close()
     if problems != ["ok"]:
         return [
             CheckResult(

@@ -9,8 +9,6 @@ deny (fail closed).
 from __future__ import annotations
 
 import re
-import sqlite3
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -49,8 +47,8 @@ from proxy.engine.taint import (
     sightings,
 )
 from proxy.engine.trustlist import TrustList
+from proxy.store.database import Database
 
-Write = Callable[[str, tuple[Any, ...]], None]
 TextScanner = Callable[[str], tuple[bool, list[str], str]]
 # (tool, arguments) -> (is an attack, rule ids, why): shell and path payloads in a call.
 ArgumentScanner = Callable[[str, dict[str, Any]], tuple[bool, list[str], str]]
@@ -86,10 +84,9 @@ class Engine:
         self,
         server: str,
         session_id: str,
-        db: sqlite3.Connection,
+        db: Database,
         packs: list[Pack],
         docs: list[PolicyDoc],
-        write: Write | None = None,
         text_scanner: TextScanner | None = None,
         policy_paths: tuple[Path, ...] = (),
         argument_scanner: ArgumentScanner | None = None,
@@ -97,15 +94,14 @@ class Engine:
         self.server = server
         self.session_id = session_id
         self._db = db
-        self._write: Write = write if write is not None else self._write_direct
         self._scan = text_scanner
         self._scan_args = argument_scanner
         self._policy_paths = policy_paths
         self._packs = packs
         self._docs = docs
-        self._pins = PinStore(db, self._write, server)
-        self._taint = TaintLog(db, self._write, server, session_id)
-        self._hot = HotValues(db, self._write, server, session_id)
+        self._pins = PinStore(db.pins, server)
+        self._taint = TaintLog(db.taint, server, session_id)
+        self._hot = HotValues(db.hot_results, server, session_id)
         self._tofu = not self._pins.pins  # nothing pinned yet: the first listing is approved
         self._listed: dict[str, ToolVersion] | None = None  # this session's latest tools/list
         self._flags: dict[str, tuple[list[str], str]] = {}  # descriptions the scanner flagged
@@ -127,27 +123,22 @@ class Engine:
         cls,
         server: str,
         session_id: str,
-        db: sqlite3.Connection,
+        db: Database,
         *,
         policy_path: Path | None = None,
-        write: Write | None = None,
         text_scanner: TextScanner | None = None,
         argument_scanner: ArgumentScanner | None = None,
     ) -> Engine:
         """Load packs, the default user policy (if present) and `policy_path` on top.
         Raises PolicyError(path, line, reason) for a malformed file."""
         packs, docs, paths = _load_layers(policy_path)
-        return cls(server, session_id, db, packs, docs, write, text_scanner, paths,
-                   argument_scanner)
+        return cls(server, session_id, db, packs, docs, text_scanner, paths, argument_scanner)
 
     def reload(self) -> None:
         """Re-read packs and policy files (trust is read from the database on every call)."""
         self._packs, self._docs, _ = _load_layers(None, self._policy_paths)
         self._cache.clear()
         self._pack = self._choose_pack()
-
-    def _write_direct(self, sql: str, params: tuple[Any, ...]) -> None:
-        self._db.execute(sql, params)
 
     def _choose_pack(self) -> Pack | None:
         wanted = None
@@ -564,7 +555,7 @@ class Engine:
                 return "allow", f"trusted by policy entry {entry!r}", None
             if (tool, key) in self._approved:
                 return "allow", "approved by a human this session", None
-            if self._trusted_in_db(tool, key):
+            if self._db.trust.allows(self.server, tool, key):
                 return "allow", "remembered human approval", None
             if key in self._vouched:
                 vouched = f"{self.server}.{self._vouched[key]}"
@@ -583,14 +574,6 @@ class Engine:
             return "ask", (f"is on the host of a link found in untrusted text in output of "
                            f"{where}"), origin.as_dict()
         return "deny", f"came from untrusted text in output of {where}", origin.as_dict()
-
-    def _trusted_in_db(self, tool: str, dest: str) -> bool:
-        row = self._db.execute(
-            "SELECT 1 FROM trust WHERE server = ? AND tool IN (?, '*') AND destination = ? "
-            "AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
-            (self.server, tool, dest, time.time()),
-        ).fetchone()
-        return row is not None
 
     # -- policy resolution ----------------------------------------------------------------
 

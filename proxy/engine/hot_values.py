@@ -20,18 +20,18 @@ hot.
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proxy.engine.decision import Decision
 from proxy.engine.destinations import extract_destinations
 from proxy.engine.leaves import scalar_leaves
 from proxy.engine.taint import json_or_none
 
-Write = Callable[[str, tuple[Any, ...]], None]
+if TYPE_CHECKING:
+    from proxy.store.hot_results import HotResults
 
 MAX_TEXT = 256 * 1024  # of one flagged result, kept for matching
 MAX_SESSION_TEXT = 8 * 1024 * 1024  # clean free text kept for this session
@@ -174,9 +174,8 @@ class HotValues:
     """Flagged result texts (this session's and, through the database, every proxy's), and
     this session's clean free text and structured values."""
 
-    def __init__(self, db: sqlite3.Connection, write: Write, server: str, session_id: str) -> None:
-        self._db = db
-        self._write = write
+    def __init__(self, store: HotResults, server: str, session_id: str) -> None:
+        self._store = store
         self.server = server
         self.session_id = session_id
         self._flagged: list[HotText] = []
@@ -193,11 +192,8 @@ class HotValues:
             text = normalize_text("\n".join([*free, *structured]))[:MAX_TEXT]
             hot = HotText(self.server, tool, self.session_id, time.time(), verdict, text)
             self._flagged.append(hot)
-            self._write(
-                "INSERT INTO hot_results (server, tool, session_id, ts, verdict, text) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (hot.server, hot.tool, hot.session_id, hot.ts, hot.verdict, hot.text),
-            )
+            self._store.record(hot.server, hot.tool, hot.session_id, hot.ts, hot.verdict,
+                               hot.text)
             return
         self._structured.update(normalize_value(v) for v in structured)
         for text in free:
@@ -208,14 +204,10 @@ class HotValues:
             self._free_size += len(folded)
 
     def _all_flagged(self) -> list[HotText]:
-        rows = self._db.execute(
-            "SELECT id, server, tool, session_id, ts, verdict, text FROM hot_results "
-            "WHERE id > ? AND NOT (session_id IS ? AND server = ?) ORDER BY id",
-            (self._last_row, self.session_id, self.server),
-        ).fetchall()
-        for row in rows:
-            self._last_row = max(self._last_row, row[0])
-            self._flagged.append(HotText(row[1], row[2], row[3], row[4], row[5], row[6]))
+        for row in self._store.others_since(self._last_row, self.server, self.session_id):
+            self._last_row = max(self._last_row, row.id)
+            self._flagged.append(HotText(row.server, row.tool, row.session_id, row.ts,
+                                         row.verdict, row.text))
         return self._flagged
 
     # -- what a call may use ---------------------------------------------------------------

@@ -19,13 +19,12 @@ import difflib
 import functools
 import hashlib
 import json
-import sqlite3
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-Write = Callable[[str, tuple[Any, ...]], None]
+if TYPE_CHECKING:
+    from proxy.store.pins import Pins
 
 FORMAT = "v2:"  # digest prefix of pins that cover every field
 _CORE = ("name", "description", "inputSchema")  # stored in their own columns
@@ -131,27 +130,23 @@ class Pin:
 
 
 class PinStore:
-    """The pins of one server, read once and kept in memory; writes go through `write`."""
+    """The pins of one server, read once and kept in memory; written through `store`."""
 
-    def __init__(self, db: sqlite3.Connection, write: Write, server: str) -> None:
-        self._db = db
-        self._write = write
+    def __init__(self, store: Pins, server: str) -> None:
+        self._store = store
         self.server = server
         self.pins: dict[str, Pin] = {}
-        rows = db.execute(
-            "SELECT tool, status, description, input_schema, annotations, pending_digest, "
-            "pending_description, pending_schema, pending_annotations, digest FROM pins "
-            "WHERE server = ?",
-            (server,),
-        ).fetchall()
-        for row in rows:
-            tool, status = row[0], row[1]
-            current = ToolVersion(tool, row[2] or "", row[3] or "{}", row[4] or "{}")
+        for row in store.of_server(server):
+            tool, status = row.tool, row.status
+            current = ToolVersion(tool, row.description or "", row.input_schema or "{}",
+                                  row.annotations or "{}")
             pending = (
-                ToolVersion(tool, row[6] or "", row[7] or "{}", row[8] or "{}") if row[5] else None
+                ToolVersion(tool, row.pending_description or "", row.pending_schema or "{}",
+                            row.pending_annotations or "{}")
+                if row.pending_digest else None
             )
             if status == APPROVED:
-                legacy = not str(row[9] or "").startswith(FORMAT)
+                legacy = not str(row.digest or "").startswith(FORMAT)
                 self.pins[tool] = Pin(APPROVED, current, pending, legacy)
             else:
                 self.pins[tool] = Pin(status, None, pending or current)
@@ -188,86 +183,23 @@ class PinStore:
                 return other.name, None
         if is_plain(version.name):
             return None  # case or separators alone between two servers is ordinary
-        rows = self._db.execute(
-            "SELECT DISTINCT server, tool FROM pins WHERE status = 'approved' AND server != ?",
-            (self.server,),
-        ).fetchall()
-        for server, name in rows:
+        for server, name in self._store.approved_elsewhere(self.server):
             if name != version.name and alike(fold_name(name), fold_name(version.name)):
                 return name, server
         return None
 
     def approve(self, version: ToolVersion) -> None:
-        now = time.time()
         self.pins[version.name] = Pin(APPROVED, version, None)
-        self._write(
-            "INSERT INTO pins (server, tool, digest, description, input_schema, annotations, "
-            "status, pending_digest, pending_description, pending_schema, pending_annotations, "
-            "first_seen, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'approved', NULL, NULL, NULL, "
-            "NULL, ?, ?) ON CONFLICT (server, tool) DO UPDATE SET digest = excluded.digest, "
-            "description = excluded.description, input_schema = excluded.input_schema, "
-            "annotations = excluded.annotations, status = 'approved', pending_digest = NULL, "
-            "pending_description = NULL, pending_schema = NULL, pending_annotations = NULL, "
-            "updated_at = excluded.updated_at",
-            (
-                self.server,
-                version.name,
-                version.digest,
-                version.description,
-                version.input_schema,
-                version.annotations,
-                now,
-                now,
-            ),
-        )
+        self._store.approve(self.server, version)
 
     def propose(self, version: ToolVersion) -> None:
         """Record a version that differs from the approved one (or a tool never approved)."""
-        now = time.time()
         pin = self.pins.get(version.name)
         if pin is not None and pin.pending is not None and pin.pending.digest == version.digest:
             return
         if pin is None or pin.approved is None:
             self.pins[version.name] = Pin(PENDING, None, version)
-            self._write(
-                "INSERT INTO pins (server, tool, digest, description, input_schema, annotations,"
-                " status, pending_digest, pending_description, pending_schema, "
-                "pending_annotations, first_seen, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (server, tool) DO UPDATE SET digest = excluded.digest, "
-                "description = excluded.description, input_schema = excluded.input_schema, "
-                "annotations = excluded.annotations, pending_digest = excluded.pending_digest, "
-                "pending_description = excluded.pending_description, "
-                "pending_schema = excluded.pending_schema, "
-                "pending_annotations = excluded.pending_annotations, "
-                "updated_at = excluded.updated_at",
-                (
-                    self.server,
-                    version.name,
-                    version.digest,
-                    version.description,
-                    version.input_schema,
-                    version.annotations,
-                    version.digest,
-                    version.description,
-                    version.input_schema,
-                    version.annotations,
-                    now,
-                    now,
-                ),
-            )
+            self._store.propose_new(self.server, version)
             return
         pin.pending = version
-        self._write(
-            "UPDATE pins SET pending_digest = ?, pending_description = ?, pending_schema = ?, "
-            "pending_annotations = ?, updated_at = ? WHERE server = ? AND tool = ?",
-            (
-                version.digest,
-                version.description,
-                version.input_schema,
-                version.annotations,
-                now,
-                self.server,
-                version.name,
-            ),
-        )
+        self._store.propose_change(self.server, version)

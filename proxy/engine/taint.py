@@ -14,11 +14,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
-import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proxy.engine.destinations import (
     EMAIL,
@@ -31,7 +29,8 @@ from proxy.engine.destinations import (
     normalize_destination,
 )
 
-Write = Callable[[str, tuple[Any, ...]], None]
+if TYPE_CHECKING:
+    from proxy.store.taint import TaintStore
 
 STRUCTURED = "structured"
 FREE_TEXT = "free_text"
@@ -281,9 +280,8 @@ class Origin:
 class TaintLog:
     """Sightings of this session in memory, everyone's in the shared `taint` table."""
 
-    def __init__(self, db: sqlite3.Connection, write: Write, server: str, session_id: str) -> None:
-        self._db = db
-        self._write = write
+    def __init__(self, store: TaintStore, server: str, session_id: str) -> None:
+        self._store = store
         self.server = server
         self.session_id = session_id
         self._memory: dict[str, dict[str, Origin]] = {}  # value -> provenance -> first origin
@@ -308,11 +306,8 @@ class TaintLog:
                 shared += 1
                 if shared > MAX_SHARED_PER_RESULT:
                     continue  # a data dump: this session still knows every value
-                self._write(
-                    "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (value, kind, s.provenance, self.server, tool, self.session_id, now),
-                )
+                self._store.record(value, kind, s.provenance, self.server, tool,
+                                   self.session_id, now)
         for text in texts:
             self._add_text(tool, now, text.casefold())
 
@@ -339,14 +334,9 @@ class TaintLog:
         for key, how in keys:
             for origin in self._memory.get(key, {}).values():
                 hits.setdefault((key, how), []).append(origin)
-        rows = self._db.execute(
-            "SELECT value, server, tool, session_id, ts, provenance, kind FROM taint "
-            f"WHERE value IN ({', '.join('?' * len(keys))}) "
-            "ORDER BY provenance = 'structured' DESC, ts LIMIT 200",
-            tuple(key for key, _how in keys),
-        ).fetchall()
-        for row in rows:
-            origin = Origin(row[0], row[1], row[2], row[3], row[4], row[5], kind=row[6] or "")
+        for row in self._store.sightings([key for key, _how in keys]):
+            origin = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
+                            row.provenance, kind=row.kind or "")
             for key, how in keys:
                 if key == origin.value:
                     hits.setdefault((key, how), []).append(origin)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,26 +28,18 @@ def summarize(
     }
     if not db.exists():
         return summary
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
-    conn = connect(db, readonly=True)
+    store = Database.open(db, readonly=True)
     try:
-        where = "verdict IS NOT NULL AND ts >= ? AND (? IS NULL OR server = ?)"
-        params: tuple[Any, ...] = (since, server, server)
-        by_verdict = _pairs(conn, f"SELECT verdict, COUNT(*) FROM events WHERE {where} "
-                            "GROUP BY verdict ORDER BY 2 DESC", params)
+        events = store.events
+        by_verdict = events.decision_counts("verdict", since, server)
         summary["by_verdict"] = by_verdict
         summary["total_decisions"] = sum(by_verdict.values())
-        summary["by_server"] = _pairs(conn, f"SELECT server, COUNT(*) FROM events WHERE {where} "
-                                      "GROUP BY server ORDER BY 2 DESC", params)
+        summary["by_server"] = events.decision_counts("server", since, server)
         summary["top_denied_tools"] = [
-            {"server": row[0], "tool": row[1], "count": row[2]}
-            for row in conn.execute(
-                f"SELECT server, tool, COUNT(*) FROM events WHERE {where} "
-                "AND verdict IN ('deny', 'block') GROUP BY server, tool "
-                "ORDER BY 3 DESC, 1, 2 LIMIT 10",
-                params,
-            )
+            {"server": s, "tool": t, "count": n}
+            for s, t, n in events.top_denied_tools(since, server)
         ]
         summary["recent"] = [
             {
@@ -63,20 +54,11 @@ def summarize(
                 "latency_ms": row["latency_ms"],
                 "trace_id": row["trace_id"],
             }
-            for row in conn.execute(
-                "SELECT ts, server, tool, method, verdict, contract, reason, decided_by, "
-                f"latency_ms, trace_id FROM events WHERE {where} ORDER BY ts DESC, id DESC "
-                "LIMIT ?",
-                (*params, limit),
-            )
+            for row in events.recent_decisions(since, server, limit)
         ]
     finally:
-        conn.close()
+        store.close()
     return summary
-
-
-def _pairs(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> dict[str, int]:
-    return {str(row[0]): int(row[1]) for row in conn.execute(sql, params)}
 
 
 def _iso(ts: float) -> str:

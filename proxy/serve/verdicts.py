@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
     from proxy.detector import Detector
     from proxy.engine import ToolPolicy
     from proxy.engine.policy import Pack
+    from proxy.store.database import Database
 
 SESSION = "gatewatch-serve-check"
 UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted texts are filed under
@@ -75,10 +75,10 @@ def check_verdict(
     policy_yaml: str | None,
 ) -> dict[str, Any]:
     from proxy.engine import Engine, PolicyError, load_policy
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     with tempfile.TemporaryDirectory(prefix="gatewatch-check-") as tmp:
-        db = connect(":memory:")
+        db = Database.memory()
         draft = Path(tmp) / "policy.yaml"
         try:
             user = paths.user_policy_path()
@@ -122,40 +122,32 @@ def check_verdict(
     }
 
 
-def _copy_trust(scratch: sqlite3.Connection, server: str, tool: str) -> None:
+def _copy_trust(scratch: Database, server: str, tool: str) -> None:
     """Remembered approvals count, as in `gatewatch check`: copy the live ones for this call."""
     db = paths.db_path()
     if not db.exists():
         return
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     try:
-        real = connect(db, readonly=True)
+        real = Database.open(db, readonly=True)
         try:
-            rows = real.execute(
-                "SELECT server, tool, destination, created_at, expires_at FROM trust "
-                "WHERE server = ? AND tool IN (?, '*') AND revoked_at IS NULL "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (server, tool, time.time()),
-            ).fetchall()
+            grants = real.trust.live_for_tool(server, tool)
         finally:
             real.close()
     except sqlite3.Error as exc:
         raise ValueError(f"{db}: cannot read remembered approvals: {exc}") from exc
-    scratch.executemany(
-        "INSERT INTO trust (server, tool, destination, created_at, expires_at) "
-        "VALUES (?, ?, ?, ?, ?)", [tuple(row) for row in rows],
-    )
+    scratch.trust.copy_in(grants)
 
 
 def enforced(server: str, tools: list[dict[str, Any]]) -> dict[str, str]:
     """What the engine enforces today on each listed tool (packs, heuristics, your policy)."""
     from proxy.engine import Engine, PolicyError, load_policy
-    from proxy.store.schema import connect
+    from proxy.store.database import Database
 
     user = paths.user_policy_path()
     files = [user] if user.exists() else []
-    db = connect(":memory:")
+    db = Database.memory()
     try:
         engine = Engine(
             server, SESSION, db, _packs.get(), [load_policy(f) for f in files],
