@@ -8,7 +8,7 @@ import pytest
 
 from app import app_prefs
 from app.countdown import Countdown, popup_seconds
-from app.grants import Answer, Remember, decision_message
+from app.grants import Answer, decision_message
 from app.questions import Question, QuestionQueue
 from app.rate_limit import RateLimiter
 from app.tray_state import TrayFacts, TrayState, tray_state
@@ -139,15 +139,15 @@ def test_countdown_can_be_switched_off() -> None:
     ("answer", "remember", "expires"),
     [
         (Answer(allow=True), "once", None),
-        (Answer(allow=True, remember=Remember.SESSION), "session", None),
-        (Answer(allow=True, remember=Remember.FOREVER), "forever", None),
-        (Answer(allow=True, remember=Remember.FOREVER, expires_in_s=3600), "forever", 3600),
-        (Answer(allow=True, remember=Remember.SESSION, expires_in_s=3600), "session", None),
+        (Answer(allow=True, remember="session"), "session", None),
+        (Answer(allow=True, remember="forever"), "forever", None),
+        (Answer(allow=True, remember="forever", expires_in_s=3600), "forever", 3600),
+        (Answer(allow=True, remember="session", expires_in_s=3600), "session", None),
         # A deny is for this call only, unless the person chose "Always deny".
-        (Answer(allow=False, remember=Remember.SESSION), "once", None),
+        (Answer(allow=False, remember="session"), "once", None),
         (Answer.deny_forever(), "forever", None),
         # A timeout is never remembered, whatever else was set.
-        (Answer(allow=False, remember=Remember.FOREVER, missed=True), "once", None),
+        (Answer(allow=False, remember="forever", missed=True), "once", None),
         (Answer.deny(missed=True), "once", None),
     ],
 )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from proxy.ipc.protocol import Remember
+
 DecidedBy = Literal["trust", "elicitation", "app", "fallback", "timeout", "cancelled"]
-Remember = Literal["once", "session", "forever"]
 
 
 @dataclass(frozen=True)
