@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proxy.decision import Decision
 from proxy.engine import confine, heuristics
-from proxy.engine.decision import Decision
 from proxy.engine.destinations import (
     Destination,
     destination_kind,
@@ -530,8 +530,9 @@ class Engine:
             "ask": f"destination {param}={shown!r} {why}",
             "deny": f"destination {param}={shown!r} {why}",
         }[verdict]
+        asked = tuple(c["destination"] for c in checked if c["verdict"] == "ask")
         return Decision(verdict, "sink_gate", reason, destination=shown, origin=origin,  # type: ignore[arg-type]
-                        detail=detail)
+                        detail=detail, asked=asked)
 
     def _planted_links(
         self, policy: ToolPolicy, args: dict[str, Any]
