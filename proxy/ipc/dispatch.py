@@ -1,6 +1,7 @@
-"""Which handler a message from a peer goes to, for every server of the local-socket protocol:
-the tray app's hub (Qt) and `gatewatch approve`'s SocketServer (asyncio) both read their
-peers through a Dispatcher, so a malformed or unknown message is treated the same by both.
+"""Which handler a message from a peer goes to, for both ends of the local-socket protocol:
+the tray app's hub (Qt) and `gatewatch approve`'s SocketServer (asyncio) read their proxies
+through a Dispatcher, and a proxy's AppLink reads the app through one, so a malformed or
+unknown message is treated the same everywhere.
 
 The rules (docs/ipc.md): the first message is `hello`, in a protocol we speak, or the peer is
 closed; after it, each message goes to the handler of its `type`. Unknown types, a second
@@ -25,12 +26,13 @@ Handler = Callable[[Message], None]
 REQUIRED: dict[str, dict[str, type]] = {
     "ask": {"ask_id": str},
     "cancel": {"ask_id": str},
+    "decision": {"ask_id": str},
 }
 
 
 class Dispatcher:
-    """One peer's messages, as a server reads them. `handlers` maps a message type to what to
-    do with it; `hello` is called once, with the peer's valid hello."""
+    """One peer's messages, in order. `handlers` maps a message type to what to do with it;
+    `hello` is called once, with the peer's valid hello."""
 
     def __init__(self, handlers: Mapping[str, Handler]) -> None:
         self._handlers = handlers
