@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from proxy.decision import DestinationCheck, destination_checks
+
 Key = tuple[str, str, str | None, str, str]
 
 
@@ -38,6 +40,7 @@ class Question:
     remember_choices: tuple[str, ...] = ("once", "session", "forever")
     arguments_digest: str = ""
     launched_by: str = ""  # the app whose config started this server, when known
+    checked: tuple[DestinationCheck, ...] = ()  # the sink gate's finding per destination
 
     @classmethod
     def from_message(cls, msg: dict[str, Any], now: float | None = None) -> Question:
@@ -77,6 +80,7 @@ class Question:
             received_at=time.monotonic() if now is None else now,
             remember_choices=choices or ("once",),
             arguments_digest=text("arguments_digest"),
+            checked=destination_checks((obj("detail") or {}).get("destinations")),
         )
 
     @property

@@ -20,6 +20,34 @@ Contract = Literal[
 
 
 @dataclass(frozen=True)
+class DestinationCheck:
+    """One destination a call names, and what the sink gate found for it."""
+
+    param: str  # where in the arguments: "to[0]", "headers.Bcc"
+    destination: str  # canonical, as trust and taint compare it
+    verdict: Verdict
+    why: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"param": self.param, "destination": self.destination, "verdict": self.verdict,
+                "why": self.why}
+
+
+def destination_checks(listed: Any) -> tuple[DestinationCheck, ...]:
+    """The checks back from their JSON form (`detail["destinations"]` of an ask message or an
+    audit row); an entry that is not well formed is left out."""
+    if not isinstance(listed, list):
+        return ()
+    return tuple(
+        DestinationCheck(str(entry.get("param") or ""), entry["destination"], entry["verdict"],
+                         str(entry.get("why") or ""))
+        for entry in listed
+        if isinstance(entry, dict) and isinstance(entry.get("destination"), str)
+        and entry["destination"] and entry.get("verdict") in ("allow", "deny", "ask")
+    )
+
+
+@dataclass(frozen=True)
 class Decision:
     verdict: Verdict
     contract: Contract
@@ -27,15 +55,14 @@ class Decision:
     destination: str | None = None  # the destination the verdict is about (the worst one)
     origin: dict[str, Any] | None = None  # {value, server, tool, session_id, ts, provenance}
     detail: dict[str, Any] = field(default_factory=dict)  # for the audit row
-    # Every destination a human must approve for this call (a send to and cc two unproven
-    # addresses asks once for both): an approval is for all of them, never only the first.
-    asked: tuple[str, ...] = ()
+    checked: tuple[DestinationCheck, ...] = ()  # the sink gate's finding for each destination
 
     @property
     def destinations(self) -> tuple[str, ...]:
-        """The destinations an `ask` covers: every asked one, and `destination` (first) if the
-        engine named it apart from them."""
-        found = [d for d in self.asked if d]
+        """The destinations an `ask` covers: every one the sink gate asks about, and
+        `destination` (first) if the engine named it apart from them. A send to and cc two
+        unproven addresses asks once for both: an approval is for all, never only the first."""
+        found = [c.destination for c in self.checked if c.verdict == "ask"]
         if self.destination and self.destination not in found:
             found.insert(0, self.destination)
         return tuple(dict.fromkeys(found))

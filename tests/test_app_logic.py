@@ -239,3 +239,23 @@ def test_start_at_login_writes_and_removes_a_desktop_entry(gw_home: Path) -> Non
     assert f"Exec={autostart.launcher()[0]}" in entry
     assert autostart.set_enabled(False)
     assert not autostart.autostart_file().exists()
+
+
+def test_the_popup_gets_the_engine_s_destination_checks_typed() -> None:
+    # The engine's decision, through the ask message's JSON, back into the popup's question.
+    from app import wording
+    from proxy.checking import check_call
+    from proxy.ipc.framing import LineDecoder, encode
+
+    trusting = "servers:\n  gmail:\n    trusted_destinations: ['*@corp.example']\n"
+    decision = check_call("gmail", "send_email",
+                          {"to": ["new@random.example"], "cc": ["boss@corp.example"]},
+                          policy_yaml=trusting).decision
+    assert decision.verdict == "ask" and len(decision.checked) == 2
+    wire = encode({"type": "ask", "ask_id": "s-1", "destination": decision.destination,
+                   "contract": decision.contract, "reason": decision.reason,
+                   "detail": decision.detail})
+    question = Question.from_message(LineDecoder().feed(wire)[0], now=0)
+    assert question.checked == decision.checked
+    why = wording.why(question)
+    assert "to[0]: new@random.example" in why and "boss@corp.example" not in why

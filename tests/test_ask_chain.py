@@ -13,7 +13,7 @@ import pytest
 from proxy.ask import AskChain, AskChannelError, AskRequest, without_retry_fields
 from proxy.ask.chain import INPUT_KEY
 from proxy.ask.channel import Era
-from proxy.decision import Decision
+from proxy.decision import Decision, DestinationCheck
 from proxy.ipc import protocol
 from proxy.ipc.client import AppLink
 from proxy.ipc.server import SocketServer
@@ -344,7 +344,11 @@ async def test_new_era_client_without_elicitation_goes_to_the_app(db: Any, app: 
 async def test_an_approval_covers_every_unproven_destination_of_the_call(db: Any) -> None:
     both = AskRequest(
         "send_email", {"to": ["a@x.org"], "cc": ["b@y.org"]},
-        Decision("ask", "sink_gate", "unproven", "a@x.org", asked=("a@x.org", "b@y.org")),
+        Decision("ask", "sink_gate", "unproven", "a@x.org", checked=(
+            DestinationCheck("to[0]", "a@x.org", "ask", "unproven"),
+            DestinationCheck("cc[0]", "b@y.org", "ask", "unproven"),
+            DestinationCheck("cc[1]", "me@corp.example", "allow", "trusted"),
+        )),
     )
     channel = FakeChannel(ALLOW_FOREVER)
     assert (await chain(db).resolve(both, channel)).allow
