@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from proxy import jsonrpc
 from proxy.ask.chain import PINNING, AskChain, Retry, Write, without_retry_fields
@@ -22,7 +22,7 @@ from proxy.audit import AuditEvent
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from proxy.decision import Decision
+    from proxy.decision import Decision, Verdict
     from proxy.ipc.client import AppLink
     from proxy.relay import HeldCall, Relay
     from proxy.settings import Settings
@@ -226,7 +226,7 @@ def _event(
     kind: str,
     req: AskRequest,
     outcome: Outcome,
-    verdict: Literal["allow", "deny", "ask"],
+    verdict: Verdict,
     detail: dict[str, Any],
 ) -> AuditEvent:
     return AuditEvent(
