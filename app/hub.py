@@ -41,6 +41,7 @@ class _Link:
         self.sock = sock
         self.decoder = LineDecoder()
         self.proxy: LiveProxy | None = None
+        self.asks: set[str] = set()  # what it asked: a proxy may cancel only its own questions
         self.dispatcher = Dispatcher(handlers(self))
 
 
@@ -172,15 +173,23 @@ class Hub(QObject):
             proxy.update(msg)
             self.proxies_changed.emit()
 
+        def ask(proxy: LiveProxy, msg: dict[str, Any]) -> None:
+            link.asks.add(msg["ask_id"])
+            # A proxy only asks about its own session.
+            self.asked.emit({**msg, "session_id": proxy.session_id})
+
+        def cancel(proxy: LiveProxy, msg: dict[str, Any]) -> None:
+            if msg["ask_id"] in link.asks:
+                link.asks.discard(msg["ask_id"])
+                self.cancelled.emit(msg["ask_id"], str(msg.get("reason") or "cancelled"))
+
         return {
             "hello": hello,
             "show": show,
             "session": from_proxy(update),
             "heartbeat": from_proxy(update),
-            # A proxy only asks about its own session.
-            "ask": from_proxy(lambda p, msg: self.asked.emit({**msg, "session_id": p.session_id})),
-            "cancel": from_proxy(lambda p, msg: self.cancelled.emit(
-                msg["ask_id"], str(msg.get("reason") or "cancelled"))),
+            "ask": from_proxy(ask),
+            "cancel": from_proxy(cancel),
             "notice": from_proxy(lambda p, msg: self.noticed.emit(msg)),
         }
 

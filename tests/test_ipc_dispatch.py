@@ -141,6 +141,18 @@ def test_unknown_and_malformed_messages_are_ignored_and_the_link_stays(side: Sid
     assert side.asked == ["a-1"] and not peer.closed()
 
 
+def test_a_peer_cancels_only_its_own_questions(side: Side) -> None:
+    mine, other = Peer(), Peer()
+    mine.send(HELLO, ask("mine-1"))
+    other.send({**HELLO, "session_id": "s2"})
+    side.wait(lambda: side.asked == ["mine-1"])
+    other.send({"type": "cancel", "ask_id": "mine-1"}, ask("other-1"))
+    side.wait(lambda: side.asked == ["mine-1", "other-1"])
+    assert side.cancelled == []  # read before other-1, on the same connection: it did nothing
+    mine.send({"type": "cancel", "ask_id": "mine-1"})
+    side.wait(lambda: side.cancelled == ["mine-1"])
+
+
 # -- the dispatcher alone -----------------------------------------------------------------------
 
 
