@@ -49,7 +49,7 @@ class Hub(QObject):
     proxies_changed = Signal()
     proxy_joined = Signal(object)  # LiveProxy, right after its hello
     asked = Signal(dict)  # an `ask` message
-    cancelled = Signal(str, str)  # ask_id, reason
+    cancelled = Signal(str, str, str)  # session_id, ask_id, reason
     proxy_left = Signal(str)  # session_id: its questions are void
     noticed = Signal(dict)  # a `notice` message
     show_requested = Signal()  # a second launch wants the window
@@ -181,7 +181,8 @@ class Hub(QObject):
         def cancel(proxy: LiveProxy, msg: dict[str, Any]) -> None:
             if msg["ask_id"] in link.asks:
                 link.asks.discard(msg["ask_id"])
-                self.cancelled.emit(msg["ask_id"], str(msg.get("reason") or "cancelled"))
+                self.cancelled.emit(proxy.session_id, msg["ask_id"],
+                                    str(msg.get("reason") or "cancelled"))
 
         return {
             "hello": hello,

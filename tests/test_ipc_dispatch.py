@@ -45,7 +45,7 @@ class AppSide(Side):
         self.hub = Hub("test")
         assert self.hub.listen()
         self.hub.asked.connect(lambda msg: self.asked.append(msg["ask_id"]))
-        self.hub.cancelled.connect(lambda ask_id, reason: self.cancelled.append(ask_id))
+        self.hub.cancelled.connect(lambda session, ask_id, why: self.cancelled.append(ask_id))
         self.wait = lambda done: qtbot.waitUntil(done, timeout=5000)
 
     def close(self) -> None:
