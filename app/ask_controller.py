@@ -64,8 +64,8 @@ class AskController(QObject):
         self.queue.add(question)
         self._refresh()
 
-    def on_cancel(self, ask_id: str, reason: str) -> None:
-        question = self.queue.cancel(ask_id)
+    def on_cancel(self, session_id: str, ask_id: str, reason: str) -> None:
+        question = self.queue.cancel(ask_id, session_id)
         if question is not None and reason == "timeout":
             self._mark_missed(question)
         self._refresh()

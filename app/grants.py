@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-
-class Remember(enum.Enum):
-    ONCE = "once"
-    SESSION = "session"
-    FOREVER = "forever"
-
-
-if TYPE_CHECKING:
-    from proxy.ipc.protocol import Remember as Scope
-
-_SCOPES: dict[Remember, Scope] = {
-    Remember.ONCE: "once",
-    Remember.SESSION: "session",
-    Remember.FOREVER: "forever",
-}
+from proxy.ipc.protocol import Remember
 
 
 @dataclass(frozen=True)
 class Answer:
     allow: bool
-    remember: Remember = Remember.ONCE
-    expires_in_s: float | None = None  # only for FOREVER
+    remember: Remember = "once"
+    expires_in_s: float | None = None  # only for "forever"
     missed: bool = False  # nobody answered: the countdown ran out (a timeout, not a deny)
     agent_message: str = ""  # a deny's words for the agent, in its `[gatewatch blocked]` text
 
@@ -38,20 +23,20 @@ class Answer:
     @classmethod
     def deny_forever(cls, message: str = "") -> Answer:
         """Always deny this destination for this tool (revocable in Trusted destinations)."""
-        return cls(allow=False, remember=Remember.FOREVER, agent_message=message.strip())
+        return cls(allow=False, remember="forever", agent_message=message.strip())
 
 
 def decision_message(ask_id: str, answer: Answer) -> dict[str, Any]:
-    """A deny is for this call only unless the human chose "always deny" (FOREVER); a timeout
-    is never remembered and says it was one, so the audit does not blame a human."""
+    """A deny is for this call only unless the human chose "always deny" ("forever"); a
+    timeout is never remembered and says it was one, so the audit does not blame a human."""
     from proxy.ipc import protocol
 
     remember = answer.remember
-    if not answer.allow and (answer.missed or remember is not Remember.FOREVER):
-        remember = Remember.ONCE
-    expires = answer.expires_in_s if remember is Remember.FOREVER else None
+    if not answer.allow and (answer.missed or remember != "forever"):
+        remember = "once"
+    expires = answer.expires_in_s if remember == "forever" else None
     return protocol.decision(
-        ask_id, answer.allow, _SCOPES[remember], expires,
+        ask_id, answer.allow, remember, expires,
         timed_out=answer.missed and not answer.allow,
         agent_message=(answer.agent_message or None) if not answer.allow else None,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import shiboken6
@@ -19,6 +20,7 @@ from app import socket_path
 from app.live_proxies import LiveProxy
 from proxy.errors import GatewatchError
 from proxy.ipc import protocol
+from proxy.ipc.dispatch import Dispatcher, Handler
 from proxy.ipc.framing import LineDecoder, encode
 
 log = logging.getLogger(__name__)
@@ -34,18 +36,21 @@ class HubError(GatewatchError, RuntimeError):
 class _Link:
     """One accepted connection and what it has told us."""
 
-    def __init__(self, sock: QLocalSocket) -> None:
+    def __init__(
+        self, sock: QLocalSocket, handlers: Callable[[_Link], dict[str, Handler]]
+    ) -> None:
         self.sock = sock
         self.decoder = LineDecoder()
         self.proxy: LiveProxy | None = None
-        self.greeted = False
+        self.asks: set[str] = set()  # what it asked: a proxy may cancel only its own questions
+        self.dispatcher = Dispatcher(handlers(self))
 
 
 class Hub(QObject):
     proxies_changed = Signal()
     proxy_joined = Signal(object)  # LiveProxy, right after its hello
     asked = Signal(dict)  # an `ask` message
-    cancelled = Signal(str, str)  # ask_id, reason
+    cancelled = Signal(str, str, str)  # session_id, ask_id, reason
     proxy_left = Signal(str)  # session_id: its questions are void
     noticed = Signal(dict)  # a `notice` message
     show_requested = Signal()  # a second launch wants the window
@@ -134,7 +139,7 @@ class Hub(QObject):
 
     def _accept(self) -> None:
         while (sock := self._server.nextPendingConnection()) is not None:
-            link = _Link(sock)
+            link = _Link(sock, self._handlers)
             self._links.append(link)
             sock.readyRead.connect(lambda link=link: self._read(link))
             sock.disconnected.connect(lambda link=link: self._drop(link))
@@ -145,40 +150,50 @@ class Hub(QObject):
         for message in link.decoder.feed(bytes(link.sock.readAll().data())):
             if link not in self._links:
                 return
-            self._handle(link, message)
-
-    def _handle(self, link: _Link, msg: dict[str, Any]) -> None:
-        kind = msg["type"]
-        if not link.greeted:
-            if kind != "hello":
-                log.warning("ignoring %r before hello", kind)
-                return
-            if not protocol.speaks_our_protocol(msg):
-                log.warning("closing a peer that speaks protocol %r", msg.get("protocol"))
+            if not link.dispatcher.dispatch(message):
                 link.sock.disconnectFromServer()
                 return
-            link.greeted = True
+
+    def _handlers(self, link: _Link) -> dict[str, Handler]:
+        """What each message does; only a proxy (not a launcher) has a session to speak for."""
+
+        def hello(msg: dict[str, Any]) -> None:
             if msg.get("role") == "proxy":
                 link.proxy = LiveProxy.from_hello(msg)
                 self.proxy_joined.emit(link.proxy)
                 self.proxies_changed.emit()
-            return
-        if kind == "show":
+
+        def show(msg: dict[str, Any]) -> None:
             self.show_requested.emit()
             link.sock.disconnectFromServer()  # tells the launcher it was heard
-            return
-        if link.proxy is None:
-            return
-        if kind in ("session", "heartbeat"):
-            link.proxy.update(msg)
+
+        def from_proxy(handle: Callable[[LiveProxy, dict[str, Any]], None]) -> Handler:
+            return lambda msg: handle(link.proxy, msg) if link.proxy is not None else None
+
+        def update(proxy: LiveProxy, msg: dict[str, Any]) -> None:
+            proxy.update(msg)
             self.proxies_changed.emit()
-        elif kind == "ask":
+
+        def ask(proxy: LiveProxy, msg: dict[str, Any]) -> None:
+            link.asks.add(msg["ask_id"])
             # A proxy only asks about its own session.
-            self.asked.emit({**msg, "session_id": link.proxy.session_id})
-        elif kind == "cancel" and isinstance(msg.get("ask_id"), str):
-            self.cancelled.emit(msg["ask_id"], str(msg.get("reason") or "cancelled"))
-        elif kind == "notice":
-            self.noticed.emit(msg)
+            self.asked.emit({**msg, "session_id": proxy.session_id})
+
+        def cancel(proxy: LiveProxy, msg: dict[str, Any]) -> None:
+            if msg["ask_id"] in link.asks:
+                link.asks.discard(msg["ask_id"])
+                self.cancelled.emit(proxy.session_id, msg["ask_id"],
+                                    str(msg.get("reason") or "cancelled"))
+
+        return {
+            "hello": hello,
+            "show": show,
+            "session": from_proxy(update),
+            "heartbeat": from_proxy(update),
+            "ask": from_proxy(ask),
+            "cancel": from_proxy(cancel),
+            "notice": from_proxy(lambda p, msg: self.noticed.emit(msg)),
+        }
 
     def _drop(self, link: _Link) -> None:
         if link not in self._links:

@@ -35,8 +35,9 @@ from PySide6.QtWidgets import (
 from app import wording
 from app.countdown import Countdown
 from app.diff_view import DiffView
-from app.grants import Answer, Remember
+from app.grants import Answer
 from app.questions import QuestionGroup
+from proxy.ipc.protocol import Remember
 
 GUARD_MS = 500
 TICK_MS = 250
@@ -104,10 +105,15 @@ class ApprovalPopup(QDialog):
         self.remember_session = QRadioButton("For this &session")
         self.remember_forever = QRadioButton("T&rust this destination")
         self.expiry = QComboBox()
-        for text, _ in EXPIRY_CHOICES:
-            self.expiry.addItem(text)
+        for text, seconds in EXPIRY_CHOICES:
+            self.expiry.addItem(text, seconds)  # the item's data is what an answer carries
         self.remember = QButtonGroup(self)
-        for button in (self.remember_once, self.remember_session, self.remember_forever):
+        self._scopes: dict[QAbstractButton, Remember] = {
+            self.remember_once: "once",
+            self.remember_session: "session",
+            self.remember_forever: "forever",
+        }
+        for button in self._scopes:
             self.remember.addButton(button)
         self.remember_forever.toggled.connect(self.expiry.setEnabled)
 
@@ -220,8 +226,9 @@ class ApprovalPopup(QDialog):
         self.origin_caption.setVisible(bool(origin))
         self.client.setText(wording.client(q))
         offered = q.remember_choices
-        self.remember_session.setVisible("session" in offered)
-        self.remember_forever.setVisible("forever" in offered)
+        for button, scope in self._scopes.items():
+            if scope != "once":
+                button.setVisible(scope in offered)
         self.expiry.setVisible("forever" in offered)
         self.deny_forever_button.setVisible(bool(q.destination))
         risky = wording.risky(q)
@@ -273,12 +280,15 @@ class ApprovalPopup(QDialog):
     # -- answers ------------------------------------------------------------------------------
 
     def chosen_answer(self) -> Answer:
-        if self.remember_forever.isChecked() and not self.remember_forever.isHidden():
-            expires = EXPIRY_CHOICES[self.expiry.currentIndex()][1]
-            return Answer(allow=True, remember=Remember.FOREVER, expires_in_s=expires)
-        if self.remember_session.isChecked() and not self.remember_session.isHidden():
-            return Answer(allow=True, remember=Remember.SESSION)
-        return Answer(allow=True)
+        button = self.remember.checkedButton()
+        scope: Remember = "once"
+        if button is not None and not button.isHidden():
+            scope = self._scopes.get(button, "once")
+        if scope == "forever":
+            expires = self.expiry.currentData()
+            return Answer(allow=True, remember=scope,
+                          expires_in_s=float(expires) if expires is not None else None)
+        return Answer(allow=True, remember=scope)
 
     def _allow(self) -> None:
         if self.allow_button.isEnabled():

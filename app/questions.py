@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from proxy.decision import DestinationCheck, destination_checks
+
 Key = tuple[str, str, str | None, str, str]
 
 
@@ -38,6 +40,7 @@ class Question:
     remember_choices: tuple[str, ...] = ("once", "session", "forever")
     arguments_digest: str = ""
     launched_by: str = ""  # the app whose config started this server, when known
+    checked: tuple[DestinationCheck, ...] = ()  # the sink gate's finding per destination
 
     @classmethod
     def from_message(cls, msg: dict[str, Any], now: float | None = None) -> Question:
@@ -77,6 +80,7 @@ class Question:
             received_at=time.monotonic() if now is None else now,
             remember_choices=choices or ("once",),
             arguments_digest=text("arguments_digest"),
+            checked=destination_checks((obj("detail") or {}).get("destinations")),
         )
 
     @property
@@ -129,7 +133,8 @@ class QuestionQueue:
     def add(self, question: Question) -> QuestionGroup:
         for group in self._groups:
             if group.key == question.key:
-                if all(m.ask_id != question.ask_id for m in group.members):
+                if all((m.session_id, m.ask_id) != (question.session_id, question.ask_id)
+                       for m in group.members):
                     group.members.append(question)
                     self._changed()
                 return group
@@ -146,9 +151,11 @@ class QuestionQueue:
         self._changed()
         return list(group.members)
 
-    def cancel(self, ask_id: str) -> Question | None:
-        """A question became void (cancelled, timed out, proxy gone)."""
-        return self._remove(lambda q: q.ask_id == ask_id)
+    def cancel(self, ask_id: str, session_id: str | None = None) -> Question | None:
+        """A question became void (cancelled, timed out, proxy gone); with `session_id`, only
+        that proxy's (ask ids are the proxy's own, so two proxies' may be equal)."""
+        return self._remove(lambda q: q.ask_id == ask_id
+                            and (session_id is None or q.session_id == session_id))
 
     def drop_session(self, session_id: str) -> list[Question]:
         """A proxy's connection closed: every question it asked is void."""

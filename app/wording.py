@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from app.questions import Question
+from proxy.decision import destination_checks
 from proxy.engine.lookalike import shown
 
 CONTRACTS = {
@@ -68,14 +69,11 @@ def why(q: Question) -> str:
     plain = CONTRACTS.get(q.contract)
     parts = [f"{plain[0].upper()}{plain[1:]}." if plain else "A rule wants a human to decide."]
     detail = q.detail or {}
-    listed = detail.get("destinations")
-    asked = [d for d in listed if isinstance(d, dict) and d.get("verdict") in ("ask", "deny")] \
-        if isinstance(listed, list) else []
+    asked = [c for c in q.checked if c.verdict in ("ask", "deny")]
     if asked:
-        for d in asked:
-            param = str(d.get("param") or "destination")
-            parts.append(f"{param}: {d.get('destination')} — "
-                         f"{plain_destination_why(str(d.get('why') or ''))}")
+        for c in asked:
+            parts.append(f"{c.param or 'destination'}: {c.destination} — "
+                         f"{plain_destination_why(c.why)}")
     elif detail.get("pin") == "flagged":
         rules = detail.get("rules")
         parts.append("Its description reads like instructions to the AI"
@@ -204,10 +202,9 @@ def explain_call(row: Any, frames: list[dict[str, Any]]) -> str:
     head = frames[0] if frames else {}
     detail = _json(head.get("detail"))
     if isinstance(detail, dict):
-        for dest in detail.get("destinations") or []:
-            if isinstance(dest, dict):
-                lines.append(f"Destination {dest.get('param')} = {dest.get('destination')}: "
-                             f"{plain_destination_why(str(dest.get('why') or ''))}")
+        for c in destination_checks(detail.get("destinations")):
+            lines.append(f"Destination {c.param} = {c.destination}: "
+                         f"{plain_destination_why(c.why)}")
     if head.get("payload"):
         lines += ["", "The call as the client sent it"
                   + (" (cut short)" if head.get("payload_truncated") else "") + ":",
@@ -255,10 +252,8 @@ def explain_event(ev: dict[str, Any]) -> str:
                 f"Tainted value: {taint.get('value')} — first seen in "
                 f"{taint.get('tool') or '?'} on {taint.get('server') or '?'} at {seen}"
             )
-        for dest in detail.get("destinations") or []:
-            if isinstance(dest, dict):
-                lines.append(f"Destination {dest.get('param')}={dest.get('destination')}: "
-                             f"{dest.get('verdict')} — {dest.get('why')}")
+        for c in destination_checks(detail.get("destinations")):
+            lines.append(f"Destination {c.param}={c.destination}: {c.verdict} — {c.why}")
         excerpts = detail.get("excerpts")
         if isinstance(excerpts, dict):
             lines += [f"Matched {rule}: {text!r}" for rule, text in excerpts.items()]

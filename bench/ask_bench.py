@@ -48,6 +48,7 @@ async def loop_throughput(seconds: float) -> float:
 
 async def main(n: int) -> None:
     from proxy.ask import AskChain, AskRequest
+    from proxy.decision import Decision
     from proxy.ipc import protocol
     from proxy.ipc.client import AppLink
     from proxy.ipc.server import SocketServer
@@ -77,8 +78,8 @@ async def main(n: int) -> None:
     db = Database.open(Path(os.environ["GATEWATCH_HOME"]) / "bench.db")
     chain = AskChain.create("mail", "bench", db, Settings(), app_link=None)
     chain.trust.add("mail", "send_email", "alice@example.com")
-    req = AskRequest("send_email", {"to": "alice@example.com"}, "alice@example.com", "sink_gate",
-                     "bench")
+    req = AskRequest("send_email", {"to": "alice@example.com"},
+                     Decision("ask", "sink_gate", "bench", "alice@example.com"))
 
     class Channel:
         def __init__(self) -> None:

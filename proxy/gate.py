@@ -10,32 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from proxy.decision import Decision
 
 if TYPE_CHECKING:
     from proxy.relay.actions import Asker
 
 log = logging.getLogger(__name__)
 BLOCK_PREFIX = "[gatewatch blocked]"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    verdict: str  # allow | deny | ask
-    contract: str
-    reason: str
-    destination: str | None = None
-    origin: dict[str, Any] | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def audit_detail(self) -> dict[str, Any] | None:
-        out = dict(self.detail)
-        if self.destination is not None:
-            out["destination"] = self.destination
-        if self.origin is not None:
-            out["origin"] = self.origin
-        return out or None
 
 
 @dataclass(frozen=True)
@@ -49,7 +33,7 @@ class ResultCheck:
         return None if self.verdict == "pass" and not self.notes else self.detail
 
 
-ALLOW = Verdict("allow", "default", "no contract applies")
+ALLOW = Decision("allow", "default", "no contract applies")
 PASS = ResultCheck("pass")
 
 
@@ -115,19 +99,21 @@ class Gate:
         if not self._ready.is_set():
             await self._ready.wait()
 
-    def decide(self, tool: str, arguments: dict[str, Any]) -> Verdict:
+    def decide(self, tool: str, arguments: dict[str, Any]) -> Decision:
         if self.broken is not None:
-            return Verdict("deny", "config", self.broken)
+            return Decision("deny", "config", self.broken)
         if self.paused:
-            return Verdict("deny", "paused", "server paused in Gatewatch")
+            return Decision("deny", "paused", "server paused in Gatewatch")
         if self.engine is None:
             return ALLOW
         try:
-            d = self.engine.decide(tool, arguments)
-            return Verdict(d.verdict, d.contract, d.reason, d.destination, d.origin, d.detail)
+            decision = self.engine.decide(tool, arguments)
+            if not isinstance(decision, Decision):
+                raise TypeError(f"the engine answered {type(decision).__name__}, not a Decision")
         except Exception:
             _complain("the decision engine")
-            return Verdict("deny", "internal", "Gatewatch could not evaluate this call")
+            return Decision("deny", "internal", "Gatewatch could not evaluate this call")
+        return decision
 
     def tools_listed(self, tools: list[Any]) -> None:
         if not self._ready.is_set():

@@ -183,6 +183,22 @@ def test_cancelled_question_leaves_queue_and_popup(hub: Hub, asking: AskControll
     assert decisions(proxy) == []
 
 
+def test_a_proxy_cannot_cancel_another_proxys_question(hub: Hub, asking: AskController,
+                                                       qtbot: QtBot) -> None:
+    # Ask ids are each proxy's own: another proxy reusing one cancels only its own question.
+    honest, other = RawProxy(qtbot, "honest"), RawProxy(qtbot, "other")
+    honest.ask("q-1")
+    other.ask("q-1")
+    qtbot.waitUntil(lambda: asking.queue.pending_calls() == 2)
+    other.send({"type": "cancel", "ask_id": "q-1", "reason": "cancelled"})
+    qtbot.waitUntil(lambda: asking.queue.pending_calls() == 1)
+    group = asking.queue.current()
+    assert group is not None and [q.session_id for q in group.members] == ["honest"]
+    asking.popup.deny_button.click()
+    assert honest.wait_for(lambda m: m.get("ask_id") == "q-1")["allow"] is False
+    assert decisions(other) == []
+
+
 def test_proxy_timeout_counts_as_missed(hub: Hub, asking: AskController, qtbot: QtBot) -> None:
     proxy = RawProxy(qtbot)
     proxy.ask("s1-1")

@@ -8,7 +8,7 @@ import pytest
 
 from app import app_prefs
 from app.countdown import Countdown, popup_seconds
-from app.grants import Answer, Remember, decision_message
+from app.grants import Answer, decision_message
 from app.questions import Question, QuestionQueue
 from app.rate_limit import RateLimiter
 from app.tray_state import TrayFacts, TrayState, tray_state
@@ -139,15 +139,15 @@ def test_countdown_can_be_switched_off() -> None:
     ("answer", "remember", "expires"),
     [
         (Answer(allow=True), "once", None),
-        (Answer(allow=True, remember=Remember.SESSION), "session", None),
-        (Answer(allow=True, remember=Remember.FOREVER), "forever", None),
-        (Answer(allow=True, remember=Remember.FOREVER, expires_in_s=3600), "forever", 3600),
-        (Answer(allow=True, remember=Remember.SESSION, expires_in_s=3600), "session", None),
+        (Answer(allow=True, remember="session"), "session", None),
+        (Answer(allow=True, remember="forever"), "forever", None),
+        (Answer(allow=True, remember="forever", expires_in_s=3600), "forever", 3600),
+        (Answer(allow=True, remember="session", expires_in_s=3600), "session", None),
         # A deny is for this call only, unless the person chose "Always deny".
-        (Answer(allow=False, remember=Remember.SESSION), "once", None),
+        (Answer(allow=False, remember="session"), "once", None),
         (Answer.deny_forever(), "forever", None),
         # A timeout is never remembered, whatever else was set.
-        (Answer(allow=False, remember=Remember.FOREVER, missed=True), "once", None),
+        (Answer(allow=False, remember="forever", missed=True), "once", None),
         (Answer.deny(missed=True), "once", None),
     ],
 )
@@ -239,3 +239,23 @@ def test_start_at_login_writes_and_removes_a_desktop_entry(gw_home: Path) -> Non
     assert f"Exec={autostart.launcher()[0]}" in entry
     assert autostart.set_enabled(False)
     assert not autostart.autostart_file().exists()
+
+
+def test_the_popup_gets_the_engine_s_destination_checks_typed() -> None:
+    # The engine's decision, through the ask message's JSON, back into the popup's question.
+    from app import wording
+    from proxy.checking import check_call
+    from proxy.ipc.framing import LineDecoder, encode
+
+    trusting = "servers:\n  gmail:\n    trusted_destinations: ['*@corp.example']\n"
+    decision = check_call("gmail", "send_email",
+                          {"to": ["new@random.example"], "cc": ["boss@corp.example"]},
+                          policy_yaml=trusting).decision
+    assert decision.verdict == "ask" and len(decision.checked) == 2
+    wire = encode({"type": "ask", "ask_id": "s-1", "destination": decision.destination,
+                   "contract": decision.contract, "reason": decision.reason,
+                   "detail": decision.detail})
+    question = Question.from_message(LineDecoder().feed(wire)[0], now=0)
+    assert question.checked == decision.checked
+    why = wording.why(question)
+    assert "to[0]: new@random.example" in why and "boss@corp.example" not in why

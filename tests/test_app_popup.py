@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.grants import Answer, Remember, decision_message
+from app.grants import Answer, decision_message
 from app.popup import GUARD_MS, ApprovalPopup
 from app.questions import Question, QuestionQueue
 
@@ -164,7 +164,8 @@ def test_countdown_can_be_off(popup: ApprovalPopup) -> None:
                                                          "expires_in_s": None}),
         (lambda p: p.remember_forever.setChecked(True), {"remember": "forever",
                                                          "expires_in_s": None}),
-        (lambda p: (p.remember_forever.setChecked(True), p.expiry.setCurrentIndex(2)),
+        (lambda p: (p.remember_forever.setChecked(True),
+                    p.expiry.setCurrentIndex(p.expiry.findText("for 1 day"))),
          {"remember": "forever", "expires_in_s": 86400.0}),
     ],
 )
@@ -186,7 +187,7 @@ def test_remember_resets_for_every_question(popup: ApprovalPopup) -> None:
     popup.remember_forever.setChecked(True)
     show(popup, question("s-2", destination="other@x.org"))
     assert popup.remember_once.isChecked()
-    assert popup.chosen_answer() == Answer(allow=True, remember=Remember.ONCE)
+    assert popup.chosen_answer() == Answer(allow=True, remember="once")
     assert not popup.allow_button.isEnabled()  # the guard restarts too
 
 
@@ -237,7 +238,7 @@ def test_mnemonics_answer_from_the_keyboard(popup: ApprovalPopup, qtbot: QtBot) 
     qtbot.waitUntil(popup.remember_session.isChecked)
     qtbot.keyClick(popup, Qt.Key.Key_A, Qt.KeyboardModifier.AltModifier)
     qtbot.waitUntil(lambda: bool(got))
-    assert got == [Answer(allow=True, remember=Remember.SESSION)]
+    assert got == [Answer(allow=True, remember="session")]
     show(popup, question("s-2"))
     qtbot.waitUntil(popup.keys_accepted, timeout=GUARD_MS * 4)
     qtbot.keyClick(popup, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)

@@ -14,6 +14,7 @@ from proxy.ask import AskChain, AskChannelError, AskRequest, without_retry_field
 from proxy.ask.chain import INPUT_KEY
 from proxy.ask.channel import Era
 from proxy.ask.request import Outcome
+from proxy.decision import Decision, DestinationCheck
 from proxy.ipc import protocol
 from proxy.ipc.client import AppLink
 from proxy.ipc.server import SocketServer
@@ -25,9 +26,9 @@ ARGS = {"to": "new@random.com", "subject": "Hi", "body": "hello"}
 REQ = AskRequest(
     tool="send_email",
     arguments=ARGS,
-    destination="new@random.com",
-    contract="sink_gate",
-    reason="destination to='new@random.com' is not a trusted recipient",
+    decision=Decision("ask", "sink_gate",
+                      "destination to='new@random.com' is not a trusted recipient",
+                      destination="new@random.com"),
     rpc_id=7,
 )
 ALLOW_FOREVER = {"action": "accept", "content": {"allow": True, "remember": "forever"}}
@@ -261,8 +262,8 @@ async def test_cancelled_call_withdraws_the_app_question(db: Any, app: Any) -> N
 
 async def test_a_pin_approval_is_kept_by_the_engine_not_the_chain(db: Any, app: Any) -> None:
     link, _ = await app(answer(True, "forever"))
-    changed = AskRequest("search", {"q": "x"}, None, "pinning", "tool changed",
-                         detail={"diff": "-old\n+new", "digest": "v2:abc"})
+    changed = AskRequest("search", {"q": "x"}, Decision(
+        "ask", "pinning", "tool changed", detail={"diff": "-old\n+new", "digest": "v2:abc"}))
     c = chain(db, app_link=link)
     outcome = await c.resolve(changed, FakeChannel(modes=()))
     # Forever is offered and kept for the held-call code to store as a pin; no trust row.
@@ -277,8 +278,8 @@ async def test_forever_without_anything_to_store_is_only_a_session_answer(
     db: Any, app: Any
 ) -> None:
     link, _ = await app(answer(True, "forever"))
-    unlisted = AskRequest("search", {"q": "x"}, None, "pinning", "not listed",
-                          detail={"pin": "unlisted", "digest": ""})
+    unlisted = AskRequest("search", {"q": "x"}, Decision(
+        "ask", "pinning", "not listed", detail={"pin": "unlisted", "digest": ""}))
     outcome = await chain(db, app_link=link).resolve(unlisted, FakeChannel(modes=()))
     assert (outcome.allow, outcome.remember) == (True, "session")
     assert trust_rows(db) == []
@@ -332,7 +333,8 @@ async def test_new_era_decline_forged_and_swapped_arguments(db: Any) -> None:
 
     second = await c.resolve(REQ, FakeChannel(era="2026-07-28"))
     evil = {**ARGS, "to": "attacker@evil.com"}
-    evil_req = AskRequest("send_email", evil, "attacker@evil.com", "sink_gate", "unproven")
+    evil_req = AskRequest("send_email", evil,
+                          Decision("ask", "sink_gate", "unproven", "attacker@evil.com"))
     swapped = resume(c, evil_req, retry_params(second, ALLOW_FOREVER, evil))
     assert not swapped.allow and "arguments differ" in swapped.reason
     mismatched = resume(c, REQ, retry_params(second, ALLOW_FOREVER, evil))
@@ -352,12 +354,12 @@ async def test_new_era_client_without_elicitation_goes_to_the_app(db: Any, app: 
 
 async def test_an_approval_covers_every_unproven_destination_of_the_call(db: Any) -> None:
     both = AskRequest(
-        "send_email", {"to": ["a@x.org"], "cc": ["b@y.org"]}, "a@x.org", "sink_gate", "unproven",
-        detail={"destinations": [
-            {"param": "to", "destination": "a@x.org", "verdict": "ask"},
-            {"param": "cc", "destination": "b@y.org", "verdict": "ask"},
-            {"param": "cc", "destination": "me@corp.example", "verdict": "allow"},
-        ]},
+        "send_email", {"to": ["a@x.org"], "cc": ["b@y.org"]},
+        Decision("ask", "sink_gate", "unproven", "a@x.org", checked=(
+            DestinationCheck("to[0]", "a@x.org", "ask", "unproven"),
+            DestinationCheck("cc[0]", "b@y.org", "ask", "unproven"),
+            DestinationCheck("cc[1]", "me@corp.example", "allow", "trusted"),
+        )),
     )
     channel = FakeChannel(ALLOW_FOREVER)
     assert (await chain(db).resolve(both, channel)).allow

@@ -8,15 +8,16 @@ import pytest
 
 from proxy.ask.form import elicitation_params, read_answer
 from proxy.ask.request import AskRequest
+from proxy.decision import Decision
 
 REQ = AskRequest(
     tool="send_email",
     arguments={"to": "new@random.com", "api_key": "sk-proj-abcdefghijklmnopqrstuvwx"},
-    destination="new@random.com",
-    contract="sink_gate",
-    reason="destination to='new@random.com' is not a trusted recipient",
+    decision=Decision("ask", "sink_gate",
+                      "destination to='new@random.com' is not a trusted recipient",
+                      destination="new@random.com"),
 )
-NO_DEST = AskRequest("search", {}, None, "pinning", "tool description changed")
+NO_DEST = AskRequest("search", {}, Decision("ask", "pinning", "tool description changed"))
 
 
 def test_form_has_a_required_boolean_and_a_remember_choice() -> None:

@@ -336,6 +336,16 @@ def test_structured_sender_is_a_contact_asked_not_denied(db, tmp_path):
     assert d.origin is not None and d.origin["provenance"] == "structured"
 
 
+def test_an_ask_names_every_unproven_destination_of_the_call(db, tmp_path):
+    # The ask chain approves what the decision lists: to and cc, never the trusted one.
+    engine = make(db, policy=SEND_POLICY, tmp=tmp_path)
+    d = engine.decide("send_email", {"to": ["new@random.example"],
+                                     "cc": ["boss@corp.example", "other@random.example"]})
+    assert (d.verdict, d.destination) == ("ask", "new@random.example")
+    assert d.destinations == ("new@random.example", "other@random.example")
+    assert d.audit_detail()["destination"] == "new@random.example"
+
+
 def test_one_tainted_address_in_a_cc_list_denies_the_call(db, tmp_path):
     engine = make(db, policy=SEND_POLICY, tmp=tmp_path)
     engine.result_seen("read_inbox", INBOX)

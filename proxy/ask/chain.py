@@ -21,7 +21,7 @@ import orjson
 from proxy.ask.channel import AskChannelError, AskChannelTimeout, ClientChannel
 from proxy.ask.form import elicitation_params, read_answer, remember_choices
 from proxy.ask.preview import arguments_preview
-from proxy.ask.request import AskRequest, DecidedBy, Outcome, Remember
+from proxy.ask.request import AskRequest, DecidedBy, Outcome
 from proxy.ask.state import (
     PREFIX,
     InvalidState,
@@ -32,13 +32,14 @@ from proxy.ask.state import (
 )
 from proxy.ask.trust import normalize
 from proxy.errors import GatewatchError
+from proxy.ipc.protocol import Remember
+from proxy.jsonrpc import ERA_2026
 from proxy.settings import DEADLINE_MARGIN_S, Settings
 from proxy.store.database import Database
 
 if TYPE_CHECKING:
     from proxy.ipc.client import AppLink
 
-ERA_2026 = "2026-07-28"
 PINNING = "pinning"  # the contract of tool-change questions
 INPUT_KEY = "gatewatch_approval"  # our key in inputRequests / inputResponses
 RETRY_FIELDS = ("inputResponses", "requestState")

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from proxy.ask.preview import arguments_preview
-from proxy.ask.request import AskRequest, Remember
+from proxy.ask.request import AskRequest
 from proxy.engine.lookalike import shown
+from proxy.ipc.protocol import Remember
 
 MESSAGE_LIMIT = 2000
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from proxy import jsonrpc
 from proxy.ask.chain import PINNING, AskChain, Retry, without_retry_fields
@@ -22,7 +22,7 @@ from proxy.audit import AuditEvent
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from proxy.gate import Verdict
+    from proxy.decision import Decision, Verdict
     from proxy.ipc.client import AppLink
     from proxy.relay import HeldCall, Relay
     from proxy.settings import Settings
@@ -60,21 +60,11 @@ class HeldChannel:
 
 
 def ask_request(
-    held: HeldCall, client_info: dict[str, Any] | None, verdict: Verdict | None = None
+    held: HeldCall, client_info: dict[str, Any] | None, verdict: Decision | None = None
 ) -> AskRequest:
     """The question a held call asks: its first verdict's, or a later one's (`verdict`)."""
-    v = verdict or held.verdict
-    return AskRequest(
-        tool=held.tool,
-        arguments=held.arguments,
-        destination=v.destination,
-        contract=v.contract,
-        reason=v.reason,
-        origin=v.origin,
-        detail=dict(v.detail),
-        rpc_id=held.msg.get("id"),
-        client_info=client_info,
-    )
+    return AskRequest(held.tool, held.arguments, verdict or held.verdict,
+                      rpc_id=held.msg.get("id"), client_info=client_info)
 
 
 class HeldAsker:
@@ -175,7 +165,7 @@ def ask_handler(
 
 async def _approve_tool(
     relay: Relay, held: HeldCall, req: AskRequest, outcome: Outcome, engine: Any
-) -> Verdict | None:
+) -> Decision | None:
     """Store the pin approval through the engine (once / session / forever, as the human
     chose), audit it, and decide the same call again. None if the tool changed meanwhile."""
     digest = req.detail.get("digest")
@@ -183,7 +173,7 @@ async def _approve_tool(
                                digest if isinstance(digest, str) else None, held.arguments):
         return None
     # Decided before any await: a once approval must not be taken by another call meanwhile.
-    verdict: Verdict = relay.gate.decide(held.tool, held.arguments)
+    verdict = relay.gate.decide(held.tool, held.arguments)
     await relay.record(_event("gw", "decision", req, outcome, "allow", _detail(req, outcome)))
     await relay.record(AuditEvent(
         "gw", "decision", method="tools/call", rpc_id=jsonrpc.id_text(req.rpc_id),
@@ -239,7 +229,7 @@ def _event(
     kind: str,
     req: AskRequest,
     outcome: Outcome,
-    verdict: Literal["allow", "deny", "ask"],
+    verdict: Verdict,
     detail: dict[str, Any],
 ) -> AuditEvent:
     return AuditEvent(

@@ -2,42 +2,53 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from proxy.decision import Decision
+from proxy.ipc.protocol import Remember
+
 DecidedBy = Literal["trust", "elicitation", "app", "fallback", "timeout", "cancelled"]
-Remember = Literal["once", "session", "forever"]
 
 
 @dataclass(frozen=True)
 class AskRequest:
+    """A held call and the engine's `ask` decision about it, as the chain sees them."""
+
     tool: str
     arguments: dict[str, Any]
-    destination: str | None  # None: nothing a grant can be scoped to (e.g. a changed tool)
-    contract: str
-    reason: str
-    origin: dict[str, Any] | None = None  # where a tainted or unproven value came from
-    detail: dict[str, Any] = field(default_factory=dict)  # e.g. {"diff": ...} for a changed tool
+    decision: Decision
     rpc_id: Any = None
     client_info: dict[str, Any] | None = None
 
     @property
+    def contract(self) -> str:
+        return self.decision.contract
+
+    @property
+    def reason(self) -> str:
+        return self.decision.reason
+
+    @property
+    def destination(self) -> str | None:
+        """None: nothing a grant can be scoped to (e.g. a changed tool)."""
+        return self.decision.destination
+
+    @property
+    def origin(self) -> dict[str, Any] | None:
+        """Where a tainted or unproven value came from."""
+        return self.decision.origin
+
+    @property
+    def detail(self) -> dict[str, Any]:
+        """e.g. {"diff": ..., "digest": ...} for a changed tool."""
+        return self.decision.detail
+
+    @property
     def destinations(self) -> tuple[str, ...]:
-        """Every destination this question covers: a call may name several unproven ones
-        (to and cc), and the engine lists each under detail["destinations"] with its verdict.
-        An approval is for all of them, never only the first."""
-        listed = self.detail.get("destinations")
-        found = [
-            entry["destination"]
-            for entry in (listed if isinstance(listed, list) else [])
-            if isinstance(entry, dict)
-            and entry.get("verdict") == "ask"
-            and isinstance(entry.get("destination"), str)
-            and entry["destination"]
-        ]
-        if self.destination and self.destination not in found:
-            found.insert(0, self.destination)
-        return tuple(dict.fromkeys(found))
+        """Every destination this question covers (to and cc may both be unproven): an
+        approval is for all of them, never only the first."""
+        return self.decision.destinations
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
 See docs/policy.md for the policy format and proxy/engine/engine.py for the contract order.
 """
 
-from proxy.engine.decision import Decision
+from proxy.decision import Decision
 from proxy.engine.destinations import normalize_destination
 from proxy.engine.engine import Engine, ToolPolicy
 from proxy.engine.policy import PolicyDoc, PolicyError, load_policy

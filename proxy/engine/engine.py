@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proxy.decision import Decision, DestinationCheck, Verdict
 from proxy.engine import confine, heuristics
-from proxy.engine.decision import Decision
 from proxy.engine.destinations import (
     Destination,
     destination_kind,
@@ -476,7 +476,7 @@ class Engine:
 
     def _sink_gate(self, tool: str, policy: ToolPolicy, args: dict[str, Any]) -> Decision:
         values, swept = self._sink_values(tool, policy, args)
-        checked: list[dict[str, Any]] = []
+        checked: list[DestinationCheck] = []
         worst: tuple[int, str, str, str, dict[str, Any] | None] | None = None
         # With no content argument, the only data a call can carry is in the destination.
         content_free = not any(
@@ -498,21 +498,20 @@ class Engine:
                     # human decides. Any added path or query (where data would ride) stays
                     # denied.
                     verdict, why = "ask", f"is a link found in untrusted text ({why})"
-                checked.append({"param": param, "destination": dest.key, "verdict": verdict,
-                                "why": why})
+                checked.append(DestinationCheck(param, dest.key, verdict, why))
                 rank = _SEVERITY[verdict]
                 if worst is None or rank > worst[0]:
                     worst = (rank, param, dest.key, why, origin)
         if not swept and (worst is None or worst[0] < _SEVERITY["deny"]):
             for param, link, origin in self._planted_links(policy, args):
                 why = "is a link planted in untrusted text, carried in the content"
-                checked.append({"param": param, "destination": link, "verdict": "ask",
-                                "why": why})
+                checked.append(DestinationCheck(param, link, "ask", why))
                 if worst is None or worst[0] < _SEVERITY["ask"]:
                     worst = (_SEVERITY["ask"], param, link, why, origin)
-        detail: dict[str, Any] = {"destinations": checked, "swept": swept}
+        detail: dict[str, Any] = {"destinations": [c.as_json() for c in checked], "swept": swept}
         if worst is None:
-            return Decision("allow", "sink_gate", "no destination in the call", detail=detail)
+            return Decision("allow", "sink_gate", "no destination in the call", detail=detail,
+                            checked=tuple(checked))
         rank, param, shown, why, origin = worst
         detail["param"] = param
         verdict = ("allow", "ask", "deny")[rank]
@@ -521,8 +520,8 @@ class Engine:
             "ask": f"destination {param}={shown!r} {why}",
             "deny": f"destination {param}={shown!r} {why}",
         }[verdict]
-        return Decision(verdict, "sink_gate", reason, destination=shown, origin=origin,  # type: ignore[arg-type]
-                        detail=detail)
+        return Decision(verdict, "sink_gate", reason, destination=shown, origin=origin,
+                        detail=detail, checked=tuple(checked))
 
     def _planted_links(
         self, policy: ToolPolicy, args: dict[str, Any]
@@ -544,7 +543,7 @@ class Engine:
                     yield param, value, origin.as_dict()
 
     def _classify(self, tool: str, policy: ToolPolicy, dest: Destination) -> tuple[
-        str, str, dict[str, Any] | None
+        Verdict, str, dict[str, Any] | None
     ]:
         if dest.injection:
             return "deny", "holds a line break that would start another mail header", None

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from proxy.engine.decision import Decision
+from proxy.decision import Decision
 from proxy.engine.destinations import extract_destinations
 from proxy.engine.leaves import scalar_leaves
 from proxy.engine.taint import json_or_none

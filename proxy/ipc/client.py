@@ -16,6 +16,7 @@ from typing import Any
 
 from proxy.ipc import protocol
 from proxy.ipc.address import SocketDirError, secure_socket_dir
+from proxy.ipc.dispatch import Dispatcher
 from proxy.ipc.framing import LineDecoder, encode
 
 log = logging.getLogger(__name__)
@@ -148,9 +149,10 @@ class AppLink:
             sent = dict(self._hello)
             writer.write(encode(sent))
             decoder = LineDecoder()
-            hello = await asyncio.wait_for(self._first(reader, decoder), HELLO_TIMEOUT_S)
-            if hello is None or not protocol.speaks_our_protocol(hello):
-                log.warning("app link: peer speaks an unknown protocol: %r", hello)
+            dispatcher = Dispatcher({"hello": lambda message: None,
+                                     "decision": self._decided, "control": self._control})
+            if not await asyncio.wait_for(self._greeted(reader, decoder, dispatcher),
+                                          HELLO_TIMEOUT_S):
                 return
             self._connected.set()
             changed = {k: v for k, v in self._hello.items() if sent.get(k) != v}
@@ -160,25 +162,25 @@ class AppLink:
             try:
                 while chunk := await reader.read(65536):
                     for message in decoder.feed(chunk):
-                        self._dispatch(message)
+                        dispatcher.dispatch(message)  # past hello: never asks to close
             finally:
                 beat.cancel()
         finally:
             writer.close()
 
-    async def _first(
-        self, reader: asyncio.StreamReader, decoder: LineDecoder
-    ) -> dict[str, Any] | None:
-        backlog: list[dict[str, Any]] = []
-        while not backlog:
+    @staticmethod
+    async def _greeted(
+        reader: asyncio.StreamReader, decoder: LineDecoder, dispatcher: Dispatcher
+    ) -> bool:
+        """Read until the app's hello (and whatever came with it); False: leave this peer."""
+        while dispatcher.hello is None:
             chunk = await reader.read(65536)
             if not chunk:
-                return None
-            backlog = decoder.feed(chunk)
-        hello, *rest = backlog
-        for message in rest:
-            self._dispatch(message)
-        return hello
+                return False
+            for message in decoder.feed(chunk):
+                if not dispatcher.dispatch(message):
+                    return False
+        return True
 
     async def _heartbeats(self) -> None:
         while True:
@@ -186,18 +188,17 @@ class AppLink:
             stats = self._stats() if self._stats else {}
             self._send(protocol.heartbeat(session_id=self._hello.get("session_id"), **stats))
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message["type"]
-        if kind == "decision":
-            future = self._pending.get(str(message.get("ask_id")))
-            if future is not None and not future.done():
-                future.set_result(message)
-        elif kind == "control":
-            for handler in self._control_handlers:
-                try:
-                    handler(message)
-                except Exception:
-                    log.exception("app link: control handler failed on %r", message)
+    def _decided(self, message: dict[str, Any]) -> None:
+        future = self._pending.get(message["ask_id"])
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    def _control(self, message: dict[str, Any]) -> None:
+        for handler in self._control_handlers:
+            try:
+                handler(message)
+            except Exception:
+                log.exception("app link: control handler failed on %r", message)
 
     def _disconnected(self) -> None:
         self._connected.clear()

@@ -7,6 +7,7 @@ from typing import Any, Literal
 PROTOCOL_VERSION = 1
 HEARTBEAT_S = 5.0
 
+# How long a human's answer holds: this call, this session, or until revoked (or expired).
 Remember = Literal["once", "session", "forever"]
 
 

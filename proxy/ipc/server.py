@@ -20,6 +20,7 @@ from proxy import __version__
 from proxy.errors import GatewatchError
 from proxy.ipc import protocol
 from proxy.ipc.address import existing_socket, remove_stale_socket, secure_socket_dir
+from proxy.ipc.dispatch import Dispatcher, Handler
 from proxy.ipc.framing import LineDecoder, encode
 
 log = logging.getLogger(__name__)
@@ -109,10 +110,11 @@ class SocketServer:
         peer = _Peer(writer)
         self._peers.add(peer)
         decoder = LineDecoder()
+        dispatcher = Dispatcher(self._handlers(peer))
         try:
             while chunk := await reader.read(65536):
                 for message in decoder.feed(chunk):
-                    if not self._handle(peer, message):
+                    if not dispatcher.dispatch(message):
                         return
         except (ConnectionError, asyncio.CancelledError):
             pass  # top of the handler task: a peer reset or server shutdown ends it quietly
@@ -124,31 +126,34 @@ class SocketServer:
                 self._on_event("gone", peer.hello)
             writer.close()
 
-    def _handle(self, peer: _Peer, message: dict[str, Any]) -> bool:
-        kind = message["type"]
-        if not peer.hello:
-            if kind != "hello" or not protocol.speaks_our_protocol(message):
-                log.warning("approve: closing a peer that did not say hello: %r", message)
-                return False
+    def _handlers(self, peer: _Peer) -> dict[str, Handler]:
+        def hello(message: dict[str, Any]) -> None:
             peer.hello = message
             peer.send(protocol.server_hello(self._name, __version__))
             self._on_event("hello", message)
-        elif kind == "ask" and isinstance(message.get("ask_id"), str):
+
+        def ask(message: dict[str, Any]) -> None:
             ask_id = message["ask_id"]
             peer.asks[ask_id] = asyncio.get_running_loop().create_task(
                 self._answer(peer, ask_id, message)
             )
             self._on_event("ask", message)
-        elif kind == "cancel":
-            task = peer.asks.pop(str(message.get("ask_id")), None)
+
+        def cancel(message: dict[str, Any]) -> None:
+            task = peer.asks.pop(message["ask_id"], None)
             if task is not None:
                 task.cancel()
                 self._on_event("cancel", message)
-        elif kind in ("session", "notice", "heartbeat"):
-            if kind == "session":
-                peer.hello.update({k: v for k, v in message.items() if k != "type"})
-            self._on_event(kind, message)
-        return True
+
+        def session(message: dict[str, Any]) -> None:
+            peer.hello.update({k: v for k, v in message.items() if k != "type"})
+            self._on_event("session", message)
+
+        def tell(kind: str) -> Handler:
+            return lambda message: self._on_event(kind, message)
+
+        return {"hello": hello, "ask": ask, "cancel": cancel, "session": session,
+                "notice": tell("notice"), "heartbeat": tell("heartbeat")}
 
     async def _answer(self, peer: _Peer, ask_id: str, message: dict[str, Any]) -> None:
         try:

@@ -11,7 +11,7 @@ from proxy.relay.messages import RawId
 
 if TYPE_CHECKING:
     from proxy.audit import AuditEvent
-    from proxy.gate import Verdict
+    from proxy.decision import Decision
 
 
 @dataclass(slots=True)
@@ -40,7 +40,7 @@ class HeldCall:
     raw_id: RawId
     tool: str
     arguments: dict[str, Any]
-    verdict: Verdict
+    verdict: Decision
     cancelled: asyncio.Event
 
 

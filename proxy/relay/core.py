@@ -18,7 +18,8 @@ from typing import Any
 
 from proxy import jsonrpc
 from proxy.audit import FULL_PAYLOAD_LIMIT, AuditEvent
-from proxy.gate import BLOCK_PREFIX, Gate, Verdict
+from proxy.decision import Decision
+from proxy.gate import BLOCK_PREFIX, Gate
 from proxy.jsonrpc import GW_ID_PREFIX, id_key, id_text
 from proxy.relay import loose, messages, strict
 from proxy.relay.actions import (
@@ -129,7 +130,7 @@ class RelayCore:
             return [ToServer(data), Record(event)]
         if kind == "notification" and method == "tools/call":
             # No id, so no answer and no way to hold it: a call nobody decided never runs.
-            stamp(event, Verdict("deny", "frame", "tools/call sent as a notification"), "frame")
+            stamp(event, Decision("deny", "frame", "tools/call sent as a notification"), "frame")
             return [Record(event)]
         if kind == "notification":
             cancelled = []
@@ -198,7 +199,7 @@ class RelayCore:
             return False
         return tool not in self.listed or self.gate.listing_stale()
 
-    def _verdict(self, call: Call) -> Verdict:
+    def _verdict(self, call: Call) -> Decision:
         self.run_later()
         verdict = self.gate.decide(call.tool, call.arguments)
         stamp(call.event, verdict, "rules")

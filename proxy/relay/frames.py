@@ -7,7 +7,7 @@ from typing import Any
 
 from proxy import jsonrpc
 from proxy.audit import AuditEvent
-from proxy.gate import Verdict
+from proxy.decision import Decision
 from proxy.jsonrpc import id_key
 from proxy.relay.messages import NULL_ID, RawId
 
@@ -63,7 +63,7 @@ def message_kind(msg: Any) -> str:
     return kind
 
 
-def stamp(event: AuditEvent, verdict: Verdict, decided_by: str) -> None:
+def stamp(event: AuditEvent, verdict: Decision, decided_by: str) -> None:
     event.verdict = verdict.verdict
     event.contract = verdict.contract
     event.reason = verdict.reason

@@ -1,13 +1,12 @@
 """The engine- and detector-backed tools of `gatewatch serve`, as plain functions.
 
-A hypothetical verdict never touches the user's audit log: the engine runs against a scratch
-in-memory database, so nothing is pinned, counted or tainted for real. Packs and the detector
-are cached until one of their files changes (proxy.serve.fresh).
+A hypothetical verdict is proxy.checking's, as `gatewatch check` gives it: it never touches the
+user's audit log. Packs and the detector are cached until one of their files changes
+(proxy.serve.fresh).
 """
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,19 +19,14 @@ if TYPE_CHECKING:
     from proxy.detector import Detector
     from proxy.engine import ToolPolicy
     from proxy.engine.policy import Pack
-    from proxy.store.database import Database
 
 SESSION = "gatewatch-serve-check"
-UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted texts are filed under
 
 
 def _load_detector() -> Detector:
-    from proxy.detector import PackError, load_detector
+    from proxy.detector import load_detector
 
-    try:
-        return load_detector()
-    except PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
-        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+    return load_detector()
 
 
 def _detector_sources() -> list[Path]:
@@ -56,88 +50,29 @@ _detector: Fresh[Detector] = Fresh(_load_detector, _detector_sources)
 _packs: Fresh[list[Pack]] = Fresh(_load_packs, lambda: yaml_files(paths.packs_dir()))
 
 
-def _scanners() -> dict[str, Any]:
-    """The detector's hooks for the engine, as the proxy builds them (proxy.components):
-    none when the detector is turned off in settings."""
-    from proxy.components import scanners
-    from proxy.settings import SettingsError, load_settings
+def _check_detector() -> Detector | None:
+    """The cached detector for a check, or None when detector.yaml turns it off (as the
+    proxy's own, proxy.components.user_detector)."""
+    from proxy.detector import DetectorConfig
 
-    try:
-        if not load_settings().detector:
-            return {}
-    except SettingsError as exc:
-        raise ValueError(str(exc)) from exc
-    return scanners(_detector.get())
+    return _detector.get() if DetectorConfig.load().enabled else None
 
 
 def check_verdict(
     server: str, tool: str, arguments: dict[str, Any], untrusted_context: list[str],
     policy_yaml: str | None,
 ) -> dict[str, Any]:
-    from proxy.engine import Engine, PolicyError, load_policy
-    from proxy.store.database import Database
+    """proxy.checking with the cached packs and detector; CheckError is a ValueError."""
+    from proxy.checking import check_call
 
-    with tempfile.TemporaryDirectory(prefix="gatewatch-check-") as tmp:
-        db = Database.memory()
-        draft = Path(tmp) / "policy.yaml"
-        try:
-            user = paths.user_policy_path()
-            files = [user] if user.exists() else []
-            if policy_yaml is not None:
-                # A draft goes on top of the installed policy, as `gatewatch run --policy` does.
-                draft.write_text(policy_yaml, encoding="utf-8")
-                files.append(draft)
-            engine = Engine(
-                server, SESSION, db, _packs.get(), [load_policy(f) for f in files],
-                policy_paths=tuple(files), **_scanners(),
-            )
-        except PolicyError as exc:
-            if policy_yaml is None or exc.path != draft:
-                raise ValueError(str(exc)) from exc  # an installed file: name it
-            raise ValueError(f"policy_yaml line {exc.line}: {exc.reason}") from exc
-        # The tool as a server would list it; the first listing is approved on first use, so
-        # pinning does not mask the contracts being asked about.
-        engine.tools_listed([{
-            "name": tool,
-            "inputSchema": {"type": "object", "properties": {k: {} for k in arguments}},
-        }])
-        _copy_trust(db, server, tool)
-        for text in untrusted_context:
-            engine.result_seen(UNTRUSTED_TOOL, {"content": [{"type": "text", "text": text}]})
-        decision = engine.decide(tool, arguments)
-        policy = engine.policy_for(tool)
-        db.close()
+    result = check_call(server, tool, arguments, untrusted=untrusted_context,
+                        policy_yaml=policy_yaml, packs=_packs.get, detector=_check_detector)
     return {
-        "verdict": decision.verdict,
-        "contract": decision.contract,
-        "reason": decision.reason,
-        "destination": decision.destination,
-        "origin": decision.origin,
-        "detail": decision.detail,
-        "pack": engine.pack,
-        "layers": list(policy.layers),
+        **result.as_dict(),
         "note": "hypothetical: packs, your policy (and policy_yaml on top) and remembered "
                 "approvals apply; taint in the audit log does not (pass untrusted_context); "
                 "nothing is recorded",
     }
-
-
-def _copy_trust(scratch: Database, server: str, tool: str) -> None:
-    """Remembered approvals count, as in `gatewatch check`: copy the live ones for this call."""
-    db = paths.db_path()
-    if not db.exists():
-        return
-    from proxy.store.database import Database
-
-    try:
-        real = Database.open(db, readonly=True)
-        try:
-            grants = real.trust.live_for_tool(server, tool)
-        finally:
-            real.close()
-    except sqlite3.Error as exc:
-        raise ValueError(f"{db}: cannot read remembered approvals: {exc}") from exc
-    scratch.trust.copy_in(grants)
 
 
 def enforced(server: str, tools: list[dict[str, Any]]) -> dict[str, str]:
@@ -237,7 +172,13 @@ def list_policies(pack: str | None) -> dict[str, Any]:
 
 
 def detect_injection(text: str) -> dict[str, Any]:
-    found = _detector.get().scan_text(text)
+    from proxy.detector import PackError
+
+    try:
+        detector = _detector.get()
+    except PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
+        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+    found = detector.scan_text(text)
     return {
         "verdict": found.verdict,
         "score": round(found.score, 3),
