@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proxy.decision import Decision
+from proxy.errors import GatewatchError
 
 if TYPE_CHECKING:
     from proxy.engine.policy import Pack
@@ -26,7 +27,7 @@ SESSION = "gatewatch-check"
 UNTRUSTED_TOOL = "untrusted_context"  # the tool name the supplied untrusted texts are filed under
 
 
-class CheckError(ValueError):
+class CheckError(GatewatchError, ValueError):
     """The check could not be made: a malformed policy, pack or setting, or remembered
     approvals that cannot be read. The message names the file (and line) and the reason."""
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from proxy.ask import AskChain, AskChannelError, AskRequest
+from proxy.decision import Decision, DestinationCheck
 from proxy.engine import Engine
 from proxy.settings import Settings
 from proxy.store.database import Database
@@ -128,11 +129,13 @@ async def test_a_step_that_fell_through_is_an_event_in_the_store(db):
 
 async def test_a_grant_covers_only_the_destinations_it_names(db):
     db.trust.add("gmail", "send_email", "new@random.com")
-    two = AskRequest(tool="send_email", arguments={"to": "new@random.com", "cc": "b@c.example"},
-                     destination="new@random.com", contract="sink_gate", reason="unproven",
-                     detail={"destinations": [
-                         {"destination": "new@random.com", "verdict": "ask"},
-                         {"destination": "b@c.example", "verdict": "ask"}]})
+    two = AskRequest(
+        "send_email", {"to": "new@random.com", "cc": "b@c.example"},
+        Decision("ask", "sink_gate", "unproven", "new@random.com", checked=(
+            DestinationCheck("to", "new@random.com", "ask", "unproven"),
+            DestinationCheck("cc", "b@c.example", "ask", "unproven"),
+        )),
+    )
     outcome = await chain(db, Settings(ask_via="deny")).resolve(two, FakeChannel())
     assert (outcome.allow, outcome.decided_by) == (False, "fallback")
 
