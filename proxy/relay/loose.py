@@ -47,28 +47,46 @@ def read(data: bytes) -> list[Loose] | Loose:
 
 
 def _batch(data: bytes) -> list[Loose]:
+    """A batch's members, each id as the client wrote it, when the line is JSON at all."""
+    buf = data.removeprefix(b"\xef\xbb\xbf")
     try:
-        members = json.loads(data.decode("utf-8", "replace"))
-    except (ValueError, RecursionError):
+        json.loads(buf.decode("utf-8", "replace"))
+    except RecursionError:
+        pass  # valid JSON nested deeper than this stack allows: other readers see its requests
+    except ValueError:
         return []
-    out = []
-    for member in members if isinstance(members, list) else []:
-        if not isinstance(member, dict):
-            out.append(Loose("unknown", None))
-            continue
-        raw: dict[str, list[bytes]] = {key: [b"{"] for key in member}
-        if "id" in member:
-            raw["id"] = [_dump_id(member["id"])]
-        out.append(_message(raw, method=member.get("method")))
-    return out
+    return _scan_batch(buf)
 
 
-def _dump_id(value: Any) -> bytes:
-    # The stdlib keeps integers exact, so a huge id comes back as the digits that were sent.
-    # (A lone surrogate stays escaped, and such an id is then not echoed at all.)
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return json.dumps(value).encode()
-    return b"{"
+def _scan_batch(buf: bytes) -> list[Loose]:
+    """The members of the array at the start of `buf`, read without recursion; [] when the
+    array is not closed. Objects are read as top-level members, so ids keep their text."""
+    i = _skip(buf, 0)
+    if buf[i : i + 1] != b"[":
+        return []
+    i = _skip(buf, i + 1)
+    out: list[Loose] = []
+    if buf[i : i + 1] == b"]":
+        return out
+    while True:
+        first = buf[i : i + 1]
+        if first in (b"{", b"["):
+            end = _container_end(buf, i)
+        elif first == b'"':
+            end = _string_end(buf, i)
+        else:
+            m = _SCALAR.match(buf, i)
+            end = m.end() if m else -1
+        if end < 0:
+            return []
+        out.append(_message(top_members(buf[i:end])) if first == b"{" else Loose("unknown", None))
+        i = _skip(buf, end)
+        sep = buf[i : i + 1]
+        if sep == b"]":
+            return out
+        if sep != b",":
+            return []
+        i = _skip(buf, i + 1)
 
 
 def _message(members: dict[str, list[bytes]], method: Any = None) -> Loose:
