@@ -22,7 +22,7 @@ from proxy.redact import CUT_MARGIN, redact_json, redact_text
 from proxy.store.database import Write
 from proxy.store.events import INSERT_EVENT
 from proxy.store.sessions import SessionRecorder
-from proxy.store.writer import open_writer, write_batch
+from proxy.store.writer import close_writer, open_writer, write_batch
 
 log = logging.getLogger(__name__)
 PAYLOAD_LIMIT = 16 * 1024
@@ -180,7 +180,7 @@ class AuditWriter:
             await self._task
             self._task = None
         if self._db is not None:
-            await self._db.close()
+            await close_writer(self._db)
             self._db = None
 
     async def _run(self) -> None:

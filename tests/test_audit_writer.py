@@ -190,3 +190,29 @@ async def test_stores_write_through_the_queue_from_the_loop_and_from_worker_thre
     assert [row.text for row in store.hot_results.others_since(0, "other", None)] == ["text"]
     assert [(r.server, r.exit_code) for r in store.sessions.recent()] == [("srv", 0)]
     store.close()
+
+
+async def test_a_write_on_the_loop_never_waits_for_a_batch_that_needs_the_loop(
+    db_file: Path,
+) -> None:
+    """The ask chain writes a grant synchronously on the event loop. If the writer's batch
+    transaction stayed open across loop turns, that write would hold the loop while waiting
+    for the writer's lock, and the writer could never commit: "database is locked"."""
+    writer = AuditWriter(db_file, "s1", "srv", window=0.0, max_batch=20)
+    await writer.start()
+    other = connect(db_file)
+    other.execute("PRAGMA busy_timeout = 2000")
+    try:
+        for round_ in range(40):
+            for i in range(20):
+                writer.put(event(round_ * 20 + i, payload={"text": "x" * 2000}))
+            for _ in range(5):
+                await asyncio.sleep(0)  # let the writer open its batch
+                other.execute(
+                    "INSERT INTO trust (server, tool, destination, created_at) "
+                    "VALUES (?, ?, ?, ?)", ("srv", "send", f"r{round_}@x.example", 1.0))
+        await writer.close()
+    finally:
+        other.close()
+    assert writer.failed == 0 and writer.written == 800
+    assert len(query(db_file, "SELECT id FROM trust")) == 200

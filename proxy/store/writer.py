@@ -1,9 +1,14 @@
-"""The audit writer's side of the database: one aiosqlite connection, batches in one
-transaction. The queue and the batching are proxy.audit's."""
+"""The audit writer's side of the database: one connection, each batch written in one
+transaction inside one worker-thread hop. The queue and the batching are proxy.audit's.
+
+The transaction never stays open across turns of the event loop: synchronous code on the loop
+(the ask chain's grant write) waits for the write lock, and a writer that needed the loop to
+finish its transaction would then hold that lock until the loop's write timed out."""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,29 +16,31 @@ from typing import Any
 Step = tuple[str, Any]
 
 
-async def open_writer(path: Path) -> Any:
-    """Migrate with a plain connection in a thread, then open an aiosqlite one for writing."""
-    import aiosqlite
+async def open_writer(path: Path) -> sqlite3.Connection:
+    """Open (and migrate) the writer's connection in a thread."""
+    from proxy.store.schema import connect
 
-    from proxy.store.schema import BUSY_TIMEOUT_MS, connect
-
-    await asyncio.to_thread(lambda: connect(path).close())
-    db = await aiosqlite.connect(str(path), isolation_level=None)
-    await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    await db.execute("PRAGMA synchronous = NORMAL")
-    return db
+    return await asyncio.to_thread(connect, path)
 
 
-async def write_batch(db: Any, steps: list[Step]) -> None:
+async def write_batch(db: sqlite3.Connection, steps: list[Step]) -> None:
     """Every step in one transaction: all of them are written, or none."""
-    await db.execute("BEGIN IMMEDIATE")
+    await asyncio.to_thread(_write_steps, db, steps)
+
+
+async def close_writer(db: sqlite3.Connection) -> None:
+    await asyncio.to_thread(db.close)
+
+
+def _write_steps(db: sqlite3.Connection, steps: list[Step]) -> None:
+    db.execute("BEGIN IMMEDIATE")
     try:
         for sql, params in steps:
             if isinstance(params, list):
-                await db.executemany(sql, params)
+                db.executemany(sql, params)
             else:
-                await db.execute(sql, params)
-        await db.execute("COMMIT")
+                db.execute(sql, params)
+        db.execute("COMMIT")
     except BaseException:
-        await db.execute("ROLLBACK")
+        db.execute("ROLLBACK")
         raise
