@@ -78,7 +78,8 @@ def _steps(kind: str, size: int, repeat: int, engine: Any, detector: Any) -> dic
         "parse request": best_ms(lambda: jsonrpc.loads(request), repeat),
         "engine.decide": best_ms(lambda: engine.decide("echo", args), repeat),
         "  argument scans in it": best_ms(
-            lambda: (detector.inspect_arguments("echo", args), detector.scan_text(text)), repeat
+            lambda: (detector.inspect_arguments("echo", args), detector.scan_text(args["text"])),
+            repeat,
         ),
         "parse result": best_ms(lambda: jsonrpc.loads(response), repeat),
         "taint (result_seen)": best_ms(lambda: engine.result_seen("echo", result, args), repeat),
