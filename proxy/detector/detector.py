@@ -41,6 +41,9 @@ class Detector:
             "c2s": CompiledRules(self.argument_rules),
         }
         self.policy = policy
+        self._layers: dict[str, str] = {}  # policy rule name -> its layer (first of a name)
+        for rule in policy.rules:
+            self._layers.setdefault(rule.name, rule.layer)
         self.enabled = config.enabled
         self.time_budget_ms = config.time_budget_ms or policy.time_budget_ms
         self.on_timeout: Verdict = config.on_timeout or policy.on_timeout
@@ -230,9 +233,9 @@ class Detector:
         """Which layer decided: rules, model, classifier, time_budget, or none (a pass)."""
         if policy_name == "time_budget":
             return "time_budget"
-        for rule in self.policy.rules:
-            if rule.name == policy_name:
-                return rule.layer
+        layer = self._layers.get(policy_name)
+        if layer is not None:
+            return layer
         return "none" if verdict == "pass" else "rules"
 
     def _reason(self, inspection: Inspection) -> str:

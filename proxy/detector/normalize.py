@@ -8,14 +8,16 @@ the same way, and signals (hiding techniques seen) that signal rules score.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from proxy.detector.confusables import fold_confusables
-from proxy.detector.decode import decode_chunks
-from proxy.detector.respell import respelled_views
+from proxy.detector.decode import RUN_PATTERNS, decode_chunks
+from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
 MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
 
@@ -407,6 +409,13 @@ def prepare(
     return finish(base(text, deadline=deadline), markup=markup)
 
 
+@functools.cache
+def _any_mark_or_run() -> Any:
+    import re2
+
+    return re2.compile("|".join(f"(?:{p})" for p in (*MARK_PATTERNS, *RUN_PATTERNS)).encode())
+
+
 def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
     node = _Node(kind, "", [])
     events = node.events
@@ -439,13 +448,16 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
             text = fold_confusables(text)
     node.text = text
     if depth < MAX_DEPTH:
-        for name, view in respelled_views(text):
+        # One search for all of them: most short texts have no respelling and no run worth
+        # decoding, and then cost one RE2 call instead of four.
+        runs = _any_mark_or_run().search(text.encode("utf-8", "surrogatepass")) is not None
+        for name, view in respelled_views(text) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            for encoding, decoded in decode_chunks(text, deadline):
+            for encoding, decoded in decode_chunks(text, deadline, runs=runs):
                 events.append(f"decoded:{encoding}")
                 events.append(_base(decoded, deadline, depth + 1, "decoded", out))
         for part in hidden_parts:

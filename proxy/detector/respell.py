@@ -16,8 +16,11 @@ from typing import Any
 _LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
 _LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]"
 _LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
-# The same words in ASCII text, for RE2 over bytes (\b is (?<!\w) where a word follows).
-_LEET_WORD_ASCII = rb"\b\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*"
+# In ASCII text, for RE2 over bytes: only the words that can read as letters (every character a
+# letter or one of the digits read as one), whole (\b on both sides: no other word character).
+_LEET_WORD_ASCII = (
+    rb"\b[a-zA-Z013457]*(?:[a-zA-Z][013457]|[013457][a-zA-Z])[a-zA-Z013457]*\b"
+)
 # Hashes, versions, units and names with a number (sha256, v2, 10ms, 3rd, utf8), not disguises.
 _HEXISH = re.compile(
     r"[0-9a-fA-F]{6,}|[vV]\d+|\d+(?:[kmgtKMGT]?[bB]|ms|px|[smhkxdKMGX]|th|st|nd|rd)|[a-zA-Z]+\d+"
@@ -48,6 +51,10 @@ def _spaced() -> Any:
     import re2
 
     return re2.compile(_SPACED_PATTERN)
+
+
+# What respelled_views searches first, for a caller's combined prefilter.
+MARK_PATTERNS = (_LEET_MARK, _SPACED_PATTERN)
 
 
 def respelled_views(text: str) -> list[tuple[str, str]]:
