@@ -6,8 +6,8 @@ Builds the proxy's components as `gatewatch run` does (engine with its packs, de
 row building) in this process and times, for one echo call of each payload kind
 (bench/payloads.py), every step the proxy runs on it: parsing the request, the engine's
 decision (with its argument scans), parsing the result, taint extraction from the result, the
-detector's result scan, and building the two audit rows (redaction and JSON). Best of
-`--repeat` per step, in milliseconds, without profiler overhead.
+detector's result scan (and the learned layer's share of it), and building the two audit rows
+(redaction and JSON). Best of `--repeat` per step, in milliseconds, without profiler overhead.
 """
 
 from __future__ import annotations
@@ -78,15 +78,28 @@ def _steps(kind: str, size: int, repeat: int, engine: Any, detector: Any) -> dic
         "parse request": best_ms(lambda: jsonrpc.loads(request), repeat),
         "engine.decide": best_ms(lambda: engine.decide("echo", args), repeat),
         "  argument scans in it": best_ms(
-            lambda: (detector.inspect_arguments("echo", args), detector.scan_text(text)), repeat
+            lambda: (detector.inspect_arguments("echo", args), detector.scan_text(args["text"])),
+            repeat,
         ),
         "parse result": best_ms(lambda: jsonrpc.loads(response), repeat),
         "taint (result_seen)": best_ms(lambda: engine.result_seen("echo", result, args), repeat),
         "detector.inspect_result": best_ms(
             lambda: detector.inspect_result("tools/call", result), repeat
         ),
+        "  learned layer in it": _model_ms(detector, text, repeat),
         "audit rows (2)": best_ms(lambda: (row_text(row), row_text(answer)), repeat),
     }
+
+
+def _model_ms(detector: Any, text: str, repeat: int) -> float:
+    """The learned layer's share of a result scan: its score of the result's prepared views."""
+    from proxy.detector.model import shipped_model
+
+    if not detector.use_model:
+        return 0.0
+    texts, classes = detector.model_inputs(text)
+    model = shipped_model().model
+    return best_ms(lambda: model.score(texts, classes), repeat)
 
 
 def main() -> int:

@@ -79,6 +79,10 @@ _CANDIDATES = (
 _RUN_START = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
+# What decode_chunks searches with RE2 for runs to decode, for a caller's combined prefilter.
+RUN_PATTERNS = (_CANDIDATES, _HEX_SPACED_PATTERN)
+
+
 @functools.cache
 def _candidates() -> Any:
     # RE2 (linear): Python's engine restarts a run at every character of every long word.
@@ -118,10 +122,14 @@ def url_unescape(text: str) -> str:
     return _URL_RUN.sub(run, text.replace("%20", " "))
 
 
-def decode_chunks(text: str, deadline: float | None = None) -> list[tuple[str, str]]:
+def decode_chunks(
+    text: str, deadline: float | None = None, *, runs: bool = True
+) -> list[tuple[str, str]]:
     """Every encoded chunk of `text` that decodes to readable text, as (encoding, decoded).
 
     Stops early (returning what it has) when `deadline` (a perf_counter value) passes.
+    `runs=False`: the caller found no RUN_PATTERNS match in `text`, so only the escapes
+    (\\x, 0x, %XX) and ROT13 are looked for.
     """
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -131,7 +139,8 @@ def decode_chunks(text: str, deadline: float | None = None) -> list[tuple[str, s
 
     # RE2 over the UTF-8 bytes: its str API converts every match offset back to characters,
     # which costs a pass over the text per match on non-ASCII input.
-    for match in _candidates().finditer(text.encode("utf-8", "surrogatepass")):
+    data = text.encode("utf-8", "surrogatepass") if runs else b""
+    for match in _candidates().finditer(data) if runs else ():
         raw = match.group()
         start = 0
         while raw[start] not in _RUN_START:  # the character before the run (UTF-8: 1-4 bytes)
@@ -150,7 +159,7 @@ def decode_chunks(text: str, deadline: float | None = None) -> list[tuple[str, s
         if len(seen) % 256 == 0 and expired():
             return found
     hex_candidates = [pattern for marker, pattern in _HEX_SEPARATED if marker in text]
-    if _hex_spaced().search(text):
+    if runs and _hex_spaced().search(text):
         hex_candidates.append(re.compile(_HEX_SPACED_PATTERN))
     for pattern in hex_candidates:
         for match in pattern.finditer(text):

@@ -10,7 +10,7 @@ from proxy.detector.config import DetectorConfig
 from proxy.detector.extract import Collector, collect_arguments, collect_result
 from proxy.detector.inspection import Inspection, combine
 from proxy.detector.model import ModelScore, shipped_model
-from proxy.detector.normalize import Prepared, prepare
+from proxy.detector.normalize import Base, Prepared, base, finish, prepare
 from proxy.detector.policy import Policy, Verdict, stricter
 from proxy.detector.rules import Rule
 from proxy.detector.scanner import CompiledRules, scan
@@ -41,11 +41,17 @@ class Detector:
             "c2s": CompiledRules(self.argument_rules),
         }
         self.policy = policy
+        self._layers: dict[str, str] = {}  # policy rule name -> its layer (first of a name)
+        for rule in policy.rules:
+            self._layers.setdefault(rule.name, rule.layer)
         self.enabled = config.enabled
         self.time_budget_ms = config.time_budget_ms or policy.time_budget_ms
         self.on_timeout: Verdict = config.on_timeout or policy.on_timeout
         self.classifier = classifier
         self.use_model = config.model
+        # The last call's argument texts, prepared once: the engine scans each argument string
+        # (scan_text) right after its argument rules ran (inspect_arguments) on the same text.
+        self._arguments: dict[int, tuple[str, Base]] = {}
 
     # --- public API ---------------------------------------------------------------------
 
@@ -57,19 +63,27 @@ class Detector:
 
     def inspect_arguments(self, tool: str, arguments: dict[str, Any]) -> Inspection:
         """Shell and path payloads in the arguments of a tools/call to `tool`."""
-        return self._guarded(
-            lambda: self._rules_pass(
-                "c2s", "tools/call", collect_arguments(arguments), markup=False
-            )[0]
-        )
+
+        def run() -> Inspection:
+            collected = collect_arguments(arguments)
+            # One argument string: the joined text is that very string, which scan_text is
+            # given next. Several: scan_text prepares each of them itself.
+            keep = len(collected.texts) == 1
+            self._arguments = {}
+            return self._rules_pass("c2s", "tools/call", collected, markup=False, keep=keep)[0]
+
+        return self._guarded(run)
 
     def scan_text(self, text: str) -> Inspection:
-        """Raw text, scanned like a tool result (CLI, tool-description scanning)."""
+        """Raw text, scanned like a tool result (CLI, tool-description scanning, and the
+        engine's scan of each argument string)."""
 
         def run() -> Inspection:
             collected = Collector()
             collected.strings(text)
-            return self._rules_pass("s2c", None, collected, markup=True)[0]
+            kept = self._arguments.get(id(text))
+            found = kept[1] if kept is not None and kept[0] is text else None
+            return self._rules_pass("s2c", None, collected, markup=True, found=found)[0]
 
         return self._guarded(run)
 
@@ -124,8 +138,17 @@ class Detector:
         )
 
     def _rules_pass(
-        self, direction: str, method: str | None, collected: Collector, *, markup: bool
+        self,
+        direction: str,
+        method: str | None,
+        collected: Collector,
+        *,
+        markup: bool,
+        keep: bool = False,
+        found: Base | None = None,
     ) -> tuple[Inspection, Prepared | None]:
+        """`found`: the text's markup-independent passes, already run for this frame; `keep`:
+        keep them for the scan_text calls that follow on the same text."""
         started = time.perf_counter()
         notes = list(collected.notes)
         if not self.enabled:
@@ -133,19 +156,28 @@ class Detector:
                 "pass", 0.0, notes=[*notes, "detector_disabled"], policy="disabled"
             ), None
         deadline = started + self.time_budget_ms / 1000
-        prepared = prepare("\n".join(collected.texts), markup=markup, deadline=deadline)
-        found = scan(prepared, self._compiled[direction], deadline)
+        if found is None:
+            text = "\n".join(collected.texts)
+            found = base(text, deadline=deadline)
+            if keep:
+                self._arguments = {id(text): (text, found)}
+        prepared = finish(found, markup=markup)
+        found_rules = scan(prepared, self._compiled[direction], deadline)
         for note in prepared.notes:
             if note not in notes:
                 notes.append(note)
-        hits = found.hits
+        hits = found_rules.hits
         score = combine([rule.score for rule in hits])
-        timed_out = prepared.timed_out or found.timed_out
+        timed_out = prepared.timed_out or found_rules.timed_out
         model: ModelScore | None = None
         if self.use_model and direction == "s2c" and not timed_out:
             model = shipped_model().model.score(
-                _model_texts(prepared), [rule.cls for rule in hits]
+                _model_texts(prepared), [rule.cls for rule in hits],
+                deadline=time.monotonic() + (deadline - time.perf_counter()),
             )
+            # Finished past the deadline, or stopped at it: either way not a whole scan in
+            # the budget.
+            timed_out = time.perf_counter() > deadline
         verdict, policy_name = self.policy.decide(
             direction=direction, method=method, score=score, hits=hits,
             model_label=model.label if model is not None else None,
@@ -162,7 +194,7 @@ class Detector:
             notes=notes,
             timed_out=timed_out,
             policy=policy_name,
-            excerpts=found.excerpts,
+            excerpts=found_rules.excerpts,
             model=model.as_dict() if model is not None else None,
             layer=self._layer(policy_name, verdict, timed_out),
         )
@@ -201,9 +233,9 @@ class Detector:
         """Which layer decided: rules, model, classifier, time_budget, or none (a pass)."""
         if policy_name == "time_budget":
             return "time_budget"
-        for rule in self.policy.rules:
-            if rule.name == policy_name:
-                return rule.layer
+        layer = self._layers.get(policy_name)
+        if layer is not None:
+            return layer
         return "none" if verdict == "pass" else "rules"
 
     def _reason(self, inspection: Inspection) -> str:

@@ -152,10 +152,15 @@ class LinearModel:
                 best, at, length = top, sums.index(top), size
         return best, at, length
 
-    def score(self, texts: list[str], rule_classes: list[str]) -> ModelScore:
-        """Score folded texts (the flat views of a result); the best window of any counts."""
+    def score(
+        self, texts: list[str], rule_classes: list[str], *, deadline: float | None = None
+    ) -> ModelScore:
+        """Score folded texts (the flat views of a result); the best window of any counts.
+        Past `deadline` (a time.monotonic() instant) the texts left are not scored."""
         best, excerpt = -math.inf, ""
         for text in texts:
+            if deadline is not None and time.monotonic() > deadline:
+                break
             toks = tokens(text)
             value, at, length = self.best_window(toks)
             if value > best:

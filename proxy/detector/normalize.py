@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proxy.detector.confusables import fold_confusables
-from proxy.detector.decode import decode_chunks
+from proxy.detector.decode import RUN_PATTERNS, decode_chunks
+from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
 MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
 
@@ -361,75 +362,43 @@ def lines_view(text: str) -> str:
     return text.casefold()
 
 
-# Digits only: "@" and "$" are addresses, npm scopes and shell variables far more often.
-_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
-_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]"
-_LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
-# Hashes, versions, units and names with a number (sha256, v2, 10ms, 3rd, utf8), not disguises.
-_HEXISH = re.compile(
-    r"[0-9a-fA-F]{6,}|[vV]\d+|\d+(?:[kmgtKMGT]?[bB]|ms|px|[smhkxdKMGX]|th|st|nd|rd)|[a-zA-Z]+\d+"
-)
-MIN_LEET_WORDS = 3
-# Letters one by one with the same separator between them: "i g n o r e", "S.Y.S.T.E.M".
-_SPACED_PATTERN = r"\b(?:[a-zA-Z][ .\-_|*~+/]){3,}[a-zA-Z]\b"
-_SPACED_SEP = re.compile(r"[ .\-_|*~+/]")
-_LETTER_SPACE = re.compile(r"(?<=\b[a-zA-Z]) (?=[a-zA-Z]\b)")
-
-
-@functools.cache
-def _leet_mark() -> Any:
-    import re2
-
-    return re2.compile(_LEET_MARK)
-
-
-@functools.cache
-def _spaced() -> Any:
-    import re2
-
-    return re2.compile(_SPACED_PATTERN)
-
-
-def respelled_views(text: str) -> list[tuple[str, str]]:
-    """Copies of `text` with two respelling tricks undone, when they occur: leetspeak
-    ("1gn0r3 4ll"), and words spelled out letter by letter ("i g n o r e", "S-Y-S-T-E-M").
-    Each is found first with one linear RE2 search, so ordinary text costs one pass."""
-    views: list[tuple[str, str]] = []
-    if _leet_mark().search(text):
-        changed = 0
-
-        def unleet(match: re.Match[str]) -> str:
-            nonlocal changed
-            word = match.group()
-            if _HEXISH.fullmatch(word):
-                return word
-            plain = word.translate(_LEET_MAP)
-            if not plain.isalpha():
-                return word
-            changed += 1
-            return plain
-
-        view = _LEET_WORD.sub(unleet, text)
-        if changed >= MIN_LEET_WORDS:
-            views.append(("leet", view))
-    if _spaced().search(text):
-        # Letters one space apart are one word ("D o" too), words are wider apart.
-        view = _LETTER_SPACE.sub("", text)
-        views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
-    return views
-
-
 # --- the pipeline ---------------------------------------------------------------------------
 
 
+@dataclass
+class Base:
+    """What prepare() finds before markup is read, shared by both ways of finishing it (a
+    call's arguments are scanned without markup by the argument rules and with it by the
+    injection rules): ANSI, Unicode and respelling passes done, encoded chunks decoded."""
+
+    root: _Node
+    signals: set[str] = field(default_factory=set)
+    timed_out: bool = False
+
+
+@dataclass
+class _Node:
+    kind: str
+    text: str
+    events: list[str | _Node]  # notes and nested texts, in the order the passes met them
+
+
+def base(text: str, *, deadline: float | None = None) -> Base:
+    """The markup-independent passes over `text` (see prepare)."""
+    out = Base(_Node("text", "", []))
+    out.root = _base(text, deadline, 0, "text", out)
+    return out
+
+
+def finish(found: Base, *, markup: bool = True) -> Prepared:
+    """The segments of a prepared text, with tags and comments read (`markup`) or kept."""
+    out = Prepared(signals=set(found.signals), timed_out=found.timed_out)
+    _finish(found.root, markup, out)
+    return out
+
+
 def prepare(
-    text: str,
-    *,
-    markup: bool = True,
-    deadline: float | None = None,
-    _depth: int = 0,
-    _out: Prepared | None = None,
-    _kind: str = "text",
+    text: str, *, markup: bool = True, deadline: float | None = None
 ) -> Prepared:
     """Run every pass over `text` and collect the segments to match.
 
@@ -437,11 +406,23 @@ def prepare(
     where they are payload, not presentation). `deadline` is a time.perf_counter() value; past it
     the expensive optional passes (decoding) stop and `timed_out` is set.
     """
-    out = _out if _out is not None else Prepared()
+    return finish(base(text, deadline=deadline), markup=markup)
+
+
+@functools.cache
+def _any_mark_or_run() -> Any:
+    import re2
+
+    return re2.compile("|".join(f"(?:{p})" for p in (*MARK_PATTERNS, *RUN_PATTERNS)).encode())
+
+
+def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
+    node = _Node(kind, "", [])
+    events = node.events
     text, ansi_hiding = strip_ansi(text)
     if ansi_hiding:
         out.signals.add("ansi_hiding")
-        out.note("hidden:ansi")
+        events.append("hidden:ansi")
     hidden_parts: list[str] = []
     if not text.isascii():
         # One pass to learn which characters occur, so passes with nothing to do are skipped
@@ -451,13 +432,13 @@ def prepare(
             text, tag_text = extract_tag_text(text)
             if tag_text:
                 out.signals.add("unicode_tags")
-                out.note("hidden:unicode_tags")
+                events.append("hidden:unicode_tags")
                 hidden_parts.append(tag_text)
         if chars & _VS_CHARS:
             text, vs_text = extract_variation_selector_text(text)
             if vs_text:
                 out.signals.add("variation_selector_payload")
-                out.note("hidden:variation_selectors")
+                events.append("hidden:variation_selectors")
                 hidden_parts.append(vs_text)
         if chars & _INVISIBLE_CHARS:
             text, invisible_signals = remove_invisible(text)
@@ -465,30 +446,32 @@ def prepare(
         text = nfkc(text)
         if not text.isascii():
             text = fold_confusables(text)
-
-    if _depth < MAX_DEPTH:
-        for name, view in respelled_views(text):
-            out.note(f"decoded:{name}")
-            prepare(view, markup=markup, deadline=deadline, _depth=MAX_DEPTH, _out=out,
-                    _kind="decoded")
+    node.text = text
+    if depth < MAX_DEPTH:
+        # One search for all of them: most short texts have no respelling and no run worth
+        # decoding, and then cost one RE2 call instead of four.
+        runs = _any_mark_or_run().search(text.encode("utf-8", "surrogatepass")) is not None
+        for name, view in respelled_views(text) if runs else ():
+            events.append(f"decoded:{name}")
+            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            for encoding, decoded in decode_chunks(text, deadline):
-                out.note(f"decoded:{encoding}")
-                prepare(
-                    decoded,
-                    markup=markup,
-                    deadline=deadline,
-                    _depth=_depth + 1,
-                    _out=out,
-                    _kind="decoded",
-                )
+            for encoding, decoded in decode_chunks(text, deadline, runs=runs):
+                events.append(f"decoded:{encoding}")
+                events.append(_base(decoded, deadline, depth + 1, "decoded", out))
         for part in hidden_parts:
-            prepare(
-                part, markup=markup, deadline=deadline, _depth=_depth + 1, _out=out, _kind="hidden"
-            )
+            events.append(_base(part, deadline, depth + 1, "hidden", out))
+    return node
 
+
+def _finish(node: _Node, markup: bool, out: Prepared) -> None:
+    for event in node.events:
+        if isinstance(event, str):
+            out.note(event)
+        else:
+            _finish(event, markup, out)
+    text = node.text
     comments: list[str] = []
     if markup:
         text, comments, attributed, css_hidden = strip_markup(text)
@@ -499,9 +482,8 @@ def prepare(
         if attributed:
             out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
     folded = lines_view(text)  # casefold once for both views
-    out.segments.append(Segment(_kind, " ".join(folded.split())))
-    if _kind == "text":
+    out.segments.append(Segment(node.kind, " ".join(folded.split())))
+    if node.kind == "text":
         out.segments.append(Segment("lines", folded))
     for body in comments:
         out.segments.append(Segment("comment", fold_case_and_space(body)))
-    return out

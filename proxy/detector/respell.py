@@ -1,0 +1,106 @@
+"""Respelling tricks undone: leetspeak ("1gn0r3 4ll") and words spelled out letter by letter
+("i g n o r e", "S-Y-S-T-E-M"), each as a view of the whole text.
+
+Views are whole copies, not regions around the changes: the learned layer counts a word once
+per window of the words before it, so a region cut out of the text would score its first
+window without that history, higher than the same words score in the text itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+# Digits only: "@" and "$" are addresses, npm scopes and shell variables far more often.
+_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
+_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]"
+_LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
+# In ASCII text, for RE2 over bytes: only the words that can read as letters (every character a
+# letter or one of the digits read as one), whole (\b on both sides: no other word character).
+_LEET_WORD_ASCII = (
+    rb"\b[a-zA-Z013457]*(?:[a-zA-Z][013457]|[013457][a-zA-Z])[a-zA-Z013457]*\b"
+)
+# Hashes, versions, units and names with a number (sha256, v2, 10ms, 3rd, utf8), not disguises.
+_HEXISH = re.compile(
+    r"[0-9a-fA-F]{6,}|[vV]\d+|\d+(?:[kmgtKMGT]?[bB]|ms|px|[smhkxdKMGX]|th|st|nd|rd)|[a-zA-Z]+\d+"
+)
+MIN_LEET_WORDS = 3
+# Letters one by one with the same separator between them: "i g n o r e", "S.Y.S.T.E.M".
+_SPACED_PATTERN = r"\b(?:[a-zA-Z][ .\-_|*~+/]){3,}[a-zA-Z]\b"
+_SPACED_SEP = re.compile(r"[ .\-_|*~+/]")
+_LETTER_SPACE = re.compile(r"(?<=\b[a-zA-Z]) (?=[a-zA-Z]\b)")
+
+
+@functools.cache
+def _leet_mark() -> Any:
+    import re2
+
+    return re2.compile(_LEET_MARK)
+
+
+@functools.cache
+def _leet_word_ascii() -> Any:
+    import re2
+
+    return re2.compile(_LEET_WORD_ASCII)
+
+
+@functools.cache
+def _spaced() -> Any:
+    import re2
+
+    return re2.compile(_SPACED_PATTERN)
+
+
+# What respelled_views searches first, for a caller's combined prefilter.
+MARK_PATTERNS = (_LEET_MARK, _SPACED_PATTERN)
+
+
+def respelled_views(text: str) -> list[tuple[str, str]]:
+    """(trick, view) for each trick `text` uses. Each is found first with one linear RE2
+    search, so ordinary text costs one pass."""
+    views: list[tuple[str, str]] = []
+    if _leet_mark().search(text):
+        leet = _leet_view(text)
+        if leet is not None:
+            views.append(("leet", leet))
+    if _spaced().search(text):
+        # Letters one space apart are one word ("D o" too), words are wider apart.
+        view = _LETTER_SPACE.sub("", text)
+        views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
+    return views
+
+
+def _leet_view(text: str) -> str | None:
+    """The text with its disguised words read as letters (at least MIN_LEET_WORDS of them)."""
+    words: dict[str, str | None] = {}  # a word seen again costs a dict lookup
+    pieces: list[str] = []
+    at = changed = 0
+    for start, end, word in _leet_words(text):
+        plain = words.get(word, "")
+        if plain == "":
+            plain = words[word] = _unleet(word)
+        if plain is not None:
+            pieces += [text[at:start], plain]
+            at = end
+            changed += 1
+    if changed < MIN_LEET_WORDS:
+        return None
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+def _leet_words(text: str) -> list[tuple[int, int, str]]:
+    if text.isascii():  # RE2: Python's engine backtracks through every word of the text
+        return [(m.start(), m.end(), m.group().decode("ascii"))
+                for m in _leet_word_ascii().finditer(text.encode("ascii"))]
+    return [(m.start(), m.end(), m.group()) for m in _LEET_WORD.finditer(text)]
+
+
+def _unleet(word: str) -> str | None:
+    """The word with digits read as letters, or None when it is not a disguised word."""
+    if _HEXISH.fullmatch(word):
+        return None
+    plain = word.translate(_LEET_MAP)
+    return plain if plain.isalpha() else None
