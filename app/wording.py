@@ -259,13 +259,14 @@ def explain_event(ev: dict[str, Any]) -> str:
             lines += [f"Matched {rule}: {text!r}" for rule, text in excerpts.items()]
         if isinstance(detail.get("score"), (int, float)):
             lines.append(f"Injection score: {detail['score']}")
+        lines += _detector_lines(detail)
         grant = detail.get("grant")
         if grant:
             lines.append(f"Grant: {grant}")
         if detail.get("diff"):
             lines.append("Tool change:\n" + str(detail["diff"]))
         shown = {"rule_ids", "rules", "taint", "origin", "grant", "diff", "destinations",
-                 "excerpts", "score"}
+                 "excerpts", "score", "layer", "model", "policy"}
         rest = {k: v for k, v in detail.items() if k not in shown}
         if rest:
             lines.append("Detail: " + json.dumps(rest, ensure_ascii=False, indent=2))
@@ -278,6 +279,26 @@ def explain_event(ev: dict[str, Any]) -> str:
         truncated = " (truncated)" if ev.get("payload_truncated") else ""
         lines.append(f"\nRaw frame{truncated}:\n{ev['payload']}")
     return "\n".join(lines)
+
+
+_LAYERS = {"rules": "the rule packs", "model": "the learned model",
+           "classifier": "the local classifier", "time_budget": "the scan's time budget",
+           "none": "no layer (nothing found)", "error": "an error in the scan"}
+
+
+def _detector_lines(detail: dict[str, Any]) -> list[str]:
+    """Which detector layer decided a scanned result, and the learned model's score."""
+    lines = []
+    layer = detail.get("layer")
+    if isinstance(layer, str):
+        policy = f" (policy rule {detail['policy']})" if detail.get("policy") else ""
+        lines.append(f"Detector: decided by {_LAYERS.get(layer, layer)}{policy}")
+    model = detail.get("model")
+    if isinstance(model, dict) and isinstance(model.get("score"), (int, float)):
+        cut = " — stopped at the deadline" if model.get("stopped") else ""
+        lines.append(f"Model: {model['score']:.3f} ({model.get('label')}) on "
+                     f"{str(model.get('excerpt') or '')!r}{cut}")
+    return lines
 
 
 def _json(text: Any) -> Any:
