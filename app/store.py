@@ -14,6 +14,7 @@ from typing import Any
 from proxy import paths
 from proxy.engine.pinning import PinStore, ToolVersion
 from proxy.engine.pinning import diff as pin_diff
+from proxy.errors import InvalidValue
 from proxy.store import schema
 from proxy.store.database import Database
 from proxy.store.server_state import ALL_SERVERS
@@ -105,7 +106,7 @@ def add_grant(
 ) -> int:
     server, tool, destination = server.strip(), tool.strip(), destination.strip()
     if not (server and tool and destination):
-        raise ValueError("a trusted destination needs a server, a tool and a destination")
+        raise InvalidValue("a trusted destination needs a server, a tool and a destination")
     # Trusting a destination by hand lifts a standing deny of the same one.
     from proxy.ask.trust import normalize
 

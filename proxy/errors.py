@@ -35,3 +35,8 @@ class ConfigFileError(GatewatchError, ValueError):
         if self.path is None:
             return f"line {self.line}" if self.line else ""
         return f"{self.path}:{self.line}" if self.line else str(self.path)
+
+
+class InvalidValue(GatewatchError, ValueError):
+    """A value Gatewatch was handed cannot be used as it is: a tool argument of `gatewatch
+    serve`, a duration, an unknown pack or column name, an unreadable reply."""

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from proxy.errors import InvalidValue
+
 READ_DEADLINE = 2.0
 MAX_REQUEST = 8192
 MAX_CLIENTS = 16
@@ -53,7 +55,7 @@ async def _read_head(reader: asyncio.StreamReader) -> bytes:
             break
         data += chunk
         if len(data) > MAX_REQUEST:
-            raise ValueError("request too large")
+            raise InvalidValue("request too large")
     return data
 
 

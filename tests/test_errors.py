@@ -121,3 +121,25 @@ def test_policy_pack_and_settings_errors_are_config_file_errors(tmp_path: Path) 
             load(path)
         assert (caught.value.path, caught.value.line) == (path, line)
         assert str(caught.value).startswith(f"{path}:{line}: ")
+
+
+# A bug check that is caught where it is raised, never shown to anyone as a refusal.
+INTERNAL_RAISES = {("proxy/gate.py", "TypeError")}
+
+
+def test_nothing_raises_a_bare_builtin_error_on_purpose() -> None:
+    """`raise ValueError("…")` would be an error with a message for the user outside the
+    hierarchy: such raises use InvalidValue (or a class of their own) instead."""
+    builtin_errors = {name for name, value in vars(builtins).items()
+                      if inspect.isclass(value) and issubclass(value, Exception)}
+    found = []
+    for _, path in _modules():
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
+                continue
+            func = node.exc.func
+            if isinstance(func, ast.Name) and func.id in builtin_errors \
+                    and (rel, func.id) not in INTERNAL_RAISES:
+                found.append(f"{rel}:{node.lineno} raises {func.id}")
+    assert found == []

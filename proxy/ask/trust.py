@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from proxy.errors import InvalidValue
+
 
 def normalize(destination: str) -> str:
     from proxy.engine.destinations import normalize_destination
@@ -21,5 +23,5 @@ def parse_duration(text: str) -> float:
     """'90s', '30m', '24h', '7d', '2w' -> seconds."""
     match = _DURATION.match(text.lower())
     if not match or float(match.group(1)) <= 0:
-        raise ValueError(f"{text!r} is not a duration: write a number and a unit, e.g. 24h or 7d")
+        raise InvalidValue(f"{text!r} is not a duration: write a number and a unit, e.g. 24h or 7d")
     return float(match.group(1)) * _UNIT_S[match.group(2)]

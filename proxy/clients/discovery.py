@@ -15,6 +15,7 @@ from proxy.clients.edits import Format
 from proxy.clients.entries import ServerEntry, read_entries
 from proxy.clients.files import read_text
 from proxy.clients.nodes import ConfigSyntaxError
+from proxy.errors import InvalidValue
 
 _SUFFIX_FORMAT: dict[str, Format] = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml"}
 
@@ -46,7 +47,7 @@ def added_paths() -> list[Path]:
     except FileNotFoundError:
         return []
     except ValueError as exc:
-        raise ValueError(
+        raise InvalidValue(
             f"{added_paths_file()}: not valid JSON ({exc}); fix or delete it") from None
     return [Path(p) for p in data.get("added", []) if isinstance(p, str)]
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector.lexicon import CLASS_OF, repair
+from proxy.errors import InvalidValue
 
 MODEL_FILE = "injection-linear.json"
 FORMAT = 1
@@ -77,7 +78,7 @@ class ModelScore:
 class LinearModel:
     def __init__(self, data: dict[str, Any]) -> None:
         if data.get("format") != FORMAT:
-            raise ValueError(f"unknown model format {data.get('format')!r}")
+            raise InvalidValue(f"unknown model format {data.get('format')!r}")
         self.version: str = data["version"]
         self.window: int = int(data["window"])
         self.bias: float = float(data["bias"])

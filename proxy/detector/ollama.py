@@ -12,7 +12,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from proxy.errors import GatewatchError
+from proxy.errors import GatewatchError, InvalidValue
 
 MAX_RESPONSE_BYTES = 1 << 20
 
@@ -134,7 +134,7 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
     status_line = await reader.readline()
     fields = status_line.decode("latin-1").split()
     if len(fields) < 2 or not fields[0].startswith("HTTP/") or not fields[1].isdigit():
-        raise ValueError("not an HTTP response")
+        raise InvalidValue("not an HTTP response")
     headers: dict[str, str] = {}
     while True:
         line = await reader.readline()
@@ -152,12 +152,12 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> b
             if size == 0:
                 return bytes(body)
             if len(body) + size > MAX_RESPONSE_BYTES:
-                raise ValueError("reply too large")
+                raise InvalidValue("reply too large")
             body += await reader.readexactly(size)
             await reader.readline()
     if "content-length" in headers:
         length = int(headers["content-length"])
         if length > MAX_RESPONSE_BYTES:
-            raise ValueError("reply too large")
+            raise InvalidValue("reply too large")
         return await reader.readexactly(length)
     return await reader.read(MAX_RESPONSE_BYTES)

@@ -28,6 +28,7 @@ from typing import Any
 
 from proxy.detector.errors import PackError
 from proxy.detector.safe_patterns import checked_pattern_problems
+from proxy.errors import InvalidValue
 from proxy.yaml_lines import LineDict, read_yaml
 
 CLASSES = frozenset(
@@ -111,7 +112,7 @@ def compile_re2(pattern: str, *, lines: bool = False) -> Any:
     try:
         return re2.compile(("(?m)" if lines else "") + pattern, re2_options())
     except re2.error as exc:
-        raise ValueError(
+        raise InvalidValue(
             f"RE2 cannot compile this pattern ({exc}); lookarounds and backreferences are not "
             "supported"
         ) from exc

@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Any
 
 from proxy import paths
+from proxy.errors import InvalidValue
 
 KINDS = ("servers", "rules")
 
 
 def pack_files(kind: str) -> list[Path]:
     if kind not in KINDS:
-        raise ValueError(f"pack kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        raise InvalidValue(f"pack kind must be one of {', '.join(KINDS)}, not {kind!r}")
     return sorted((paths.packs_dir() / kind).glob("*.yaml"))
 
 

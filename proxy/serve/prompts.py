@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from proxy.errors import InvalidValue
 from proxy.serve.tool_review import parse_tools, review
 
 Strictness = Literal["standard", "strict", "paranoid"]
@@ -99,7 +100,7 @@ def generate_policy(
     enforced: dict[str, str] | None = None,
 ) -> str:
     if strictness not in STRICTNESS:
-        raise ValueError(f"strictness must be one of {', '.join(STRICTNESS)}, not {strictness!r}")
+        raise InvalidValue(f"strictness must be one of {', '.join(STRICTNESS)}, not {strictness!r}")
     lines = [
         f"Write a Gatewatch user policy (YAML) for the MCP server {server!r} at strictness "
         f"{strictness!r}: {STRICTNESS[strictness]}",

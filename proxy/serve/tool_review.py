@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from proxy.errors import InvalidValue
+
 DESTINATION = re.compile(
     r"^(to|cc|bcc|recipients?|emails?|address|url|uri|endpoint|webhook|host|domain|channel|"
     r"chat_id|user(_id)?|phone|number|target|destination|share_with|repo|owner|remote)$",
@@ -59,7 +61,8 @@ def parse_tools(text: str) -> list[dict[str, Any]]:
     if isinstance(value, dict):
         value = value.get("tools", [value])
     if not isinstance(value, list):
-        raise ValueError("tools must be a JSON list of tool objects, a tools/list result or names")
+        raise InvalidValue(
+            "tools must be a JSON list of tool objects, a tools/list result or names")
     return [t if isinstance(t, dict) else {"name": str(t)} for t in value]
 
 

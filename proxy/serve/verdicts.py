@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proxy import paths
+from proxy.errors import InvalidValue
 from proxy.serve import packs_catalog
 from proxy.serve.fresh import Fresh, yaml_files
 
@@ -91,7 +92,7 @@ def enforced(server: str, tools: list[dict[str, Any]]) -> dict[str, str]:
         engine.tools_listed(tools)
         return {str(t["name"]): _describe(engine.policy_for(str(t["name"]))) for t in tools}
     except PolicyError as exc:
-        raise ValueError(str(exc)) from exc
+        raise InvalidValue(str(exc)) from exc
     finally:
         db.close()
 
@@ -150,7 +151,7 @@ def list_policies(pack: str | None) -> dict[str, Any]:
         packs = [p for p in all_packs if p.name == pack]
         if not packs:
             names = ", ".join(p.name for p in all_packs)
-            raise ValueError(f"no server pack named {pack!r}; packs: {names}")
+            raise InvalidValue(f"no server pack named {pack!r}; packs: {names}")
     user = paths.user_policy_path()
     user_info: dict[str, Any] = {"path": str(user), "exists": user.exists()}
     if user.exists():
@@ -177,7 +178,7 @@ def detect_injection(text: str) -> dict[str, Any]:
     try:
         detector = _detector.get()
     except PackError as exc:  # fail closed, as the proxy does: no scan, no verdict
-        raise ValueError(f"the detector's packs are broken: {exc}") from exc
+        raise InvalidValue(f"the detector's packs are broken: {exc}") from exc
     found = detector.scan_text(text)
     return {
         "verdict": found.verdict,

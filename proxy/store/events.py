@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from proxy.errors import InvalidValue
 from proxy.store.database import Write
 from proxy.store.queries import EventFilter
 
@@ -79,7 +80,7 @@ class EventLog:
 
     def counts(self, column: str, flt: EventFilter, limit: int = 20) -> list[Any]:
         if column not in GROUPABLE:
-            raise ValueError(f"cannot group by {column!r}")
+            raise InvalidValue(f"cannot group by {column!r}")
         where, params = flt.where()
         return self._db.execute(
             f"SELECT {column} AS key, COUNT(*) AS n FROM events WHERE {where} "
@@ -115,7 +116,7 @@ class EventLog:
                         server: str | None) -> dict[str, int]:
         """Decisions since `since` counted by verdict or server, most first."""
         if column not in ("verdict", "server"):
-            raise ValueError(f"cannot group by {column!r}")
+            raise InvalidValue(f"cannot group by {column!r}")
         rows = self._db.execute(
             f"SELECT {column}, COUNT(*) FROM events WHERE {self._DECISIONS} "
             f"GROUP BY {column} ORDER BY 2 DESC",

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from proxy.errors import InvalidValue
 from proxy.store.queries import EventFilter, fts_query
 
 
@@ -239,7 +240,7 @@ class History:
         """Distinct servers or tools for the filter menus: one index seek per value (a skip scan),
         not a walk over every row."""
         if column not in ("server", "tool"):
-            raise ValueError(f"no index to list distinct {column!r}")
+            raise InvalidValue(f"no index to list distinct {column!r}")
         sql = (
             f"WITH RECURSIVE v(x) AS (SELECT MIN({column}) FROM events "
             f"UNION ALL SELECT (SELECT MIN({column}) FROM events WHERE {column} > v.x) FROM v "
