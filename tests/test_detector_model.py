@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from proxy.detector import DetectorConfig, load_detector
-from proxy.detector.lexicon import repair
+from proxy.detector.lexicon import CLASS_OF, repair
 from proxy.detector.model import model_path, tokens
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,3 +157,13 @@ def test_the_shipped_model_is_what_the_training_script_builds():
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "train_detector.py"),
                            "--check"], capture_output=True, text=True, cwd=ROOT, timeout=1700)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_tokens_longer_than_any_class_word_plus_one_letter_are_left_alone():
+    # The longest class word with one letter added is still repaired; a base64 run is not
+    # tried at all (that made the repair 10 ms per 64 KB of base64).
+    longest = max(CLASS_OF, key=len)
+    assert repair(longest[:3] + "x" + longest[3:]) == longest
+    assert repair("instructionsinstructions") == "instructionsinstructions"
+    assert repair("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".lower()) == \
+        "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".lower()
