@@ -280,3 +280,20 @@ def test_sinks_nested_in_object_and_array_parameters_are_found():
         "title": {}}}
     entry = heuristics.tool_entry({"name": "compose", "inputSchema": schema})
     assert entry["exfiltrating"] and entry["sink_params"] == ("message.to", "parts")
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("mirror it to 2001:db8::7.", ["2001:db8::7"]),
+    ("host [2001:DB8:0:0:0:0:0:7]:8080", ["2001:db8::7"]),
+    ("full 2001:0db8:0000:0000:0000:ff00:0042:8329 form", ["2001:db8::ff00:42:8329"]),
+    ("loopback ::1 and fe80::1%eth0", ["::1", "fe80::1"]),
+    ("mapped ::ffff:10.1.1.3 is the IPv4", ["10.1.1.3"]),
+    # not addresses
+    ("at 12:30:45 UTC", []),
+    ("std::vector<int> a::b and dead::beef", []),
+    ("mac ab:cd:ef:01:23:45", []),
+    ("1::2::3 is two gaps", []),
+    ('{"a":"b","c":1}', []),
+])
+def test_bare_ipv6_addresses_in_free_text(text, found):
+    assert [key for key, kind, _, _ in extract_destinations(text) if kind == IP] == found

@@ -215,6 +215,10 @@ TAINT_DENIED = [
     ("fetch", {"url": "http://[::ffff:10.1.1.3]/"}),
     ("fetch", {"url": "http://10.1.1.3:8080/x"}),
     ("http_request", {"location": "10.1.1.3/upload", "body": "x"}),
+    # a bare IPv6 address in the planted text, however the call writes it
+    ("fetch", {"url": "http://[2001:db8::7]/"}),
+    ("fetch", {"url": "http://[2001:DB8:0:0:0:0:0:7]:8080/x"}),
+    ("http_request", {"location": "[2001:db8:0::7]/upload", "body": "x"}),
 ]
 
 

@@ -60,6 +60,9 @@ _LOCAL_CHARS = frozenset(
 )
 _LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 _DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
+# Bounded on both sides by what cannot continue an address, and 2 to 45 characters long (the
+# longest IPv6 text, with an embedded IPv4): linear, a longer run fails at once.
+_IPV6_RUN = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.])")
 _DASH_PHONE = re.compile(r"-\d{3}-\d{4}")
 _WS_RE = re.compile(r"\s+")
 
@@ -275,6 +278,8 @@ def _extract(text: str) -> tuple[Found, ...]:
         _find_urls(text, add)
     if "@" in text:
         _find_at(text, add, taken)
+    if "::" in text or text.count(":") >= 7:
+        _find_ipv6(text, add)
     if "." in text:
         _find_dotted(text, add, taken)
     if "+" in text or "(" in text or "-" in text:
@@ -368,6 +373,18 @@ def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
         found = _url_key(raw, True)
         if found is not None:
             add(start, done, found[0], found[1])
+
+
+def _find_ipv6(text: str, add: _Add) -> None:
+    """Bare IPv6 addresses ("2001:db8::7", "[::1]", "::ffff:10.1.1.3"): a run of hex digits,
+    colons and dots of at most 45 characters that ipaddress reads as one."""
+    for m in _IPV6_RUN.finditer(text):
+        raw = m.group(0).rstrip(".")
+        if ("::" not in raw and raw.count(":") != 7) or not any(c.isdigit() for c in raw):
+            continue  # a time (12:30:45), C++'s a::b, dead::beef: not an address
+        ip = canonical_ip(raw)
+        if ip is not None:
+            add(m.start(), m.start() + len(raw), ip, IP)
 
 
 def _find_phones(text: str, add: _Add) -> None:
