@@ -33,6 +33,7 @@ FORMAT = 1
 _DIGITS = re.compile(r"\d+")
 # Words of folded text; digit runs are one token ("0") so counts and ids generalise.
 _TOKEN = re.compile(r"[^\W_]{1,40}")
+_ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 
 
 def tokens(folded: str) -> list[str]:
@@ -110,23 +111,25 @@ class LinearModel:
         seen = last.get
         # map() over dict.get runs at C speed; only the hits are walked in Python.
         contrib = list(map(uni.get, toks, itertools.repeat(0.0)))
-        # Positive evidence counts once per window; negative evidence is kept as is.
-        for i in [i for i, w in enumerate(contrib) if w > 0.0]:
+        n = len(toks)
+        # Positive evidence counts once per window; negative evidence is kept as is. The
+        # positions to walk are picked by compress() over C-speed maps, not a Python loop.
+        for i in list(itertools.compress(range(n), map(operator.gt, contrib, _ZEROS))):
             tok = toks[i]
             if i - seen(tok, -span) < span:
                 contrib[i] = 0.0
             else:
                 last[tok] = i
         pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
-        for i in [i for i, w in enumerate(pairs) if w]:
+        for i in list(itertools.compress(range(n - 1), pairs)):
             weight = pairs[i]
             pair = (toks[i], toks[i + 1])
             if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
                 contrib[i + 1] += weight
                 if weight > 0.0:
                     last[pair] = i + 1
-        classes = [CLASS_OF.get(t) for t in toks]
-        for i in [i for i, c in enumerate(classes) if c is not None]:
+        classes = list(map(CLASS_OF.get, toks))
+        for i in list(itertools.compress(range(n), classes)):
             cls = classes[i]
             assert cls is not None
             keys: list[str | tuple[str, str]] = [cls]
@@ -163,6 +166,8 @@ class LinearModel:
             if deadline is not None and time.monotonic() > deadline:
                 break
             toks = tokens(text)
+            if deadline is not None and time.monotonic() > deadline:
+                break  # tokenising a megabyte can use up the budget: not the window sums too
             value, at, length = self.best_window(toks)
             if value > best:
                 best, excerpt = value, " ".join(toks[at : at + length])
