@@ -32,7 +32,9 @@ def _normalize(destination: str) -> str:
 
 
 @dataclass(frozen=True)
-class Grant:
+class Remembered:
+    """One remembered answer, a grant or a standing deny: its scope and its validity."""
+
     id: int
     server: str
     tool: str
@@ -41,18 +43,47 @@ class Grant:
     expires_at: float | None
     revoked_at: float | None
     decided_by: str | None
-    note: str | None
 
     def active(self, now: float) -> bool:
         return _active(self.revoked_at, self.expires_at, now)
 
 
+@dataclass(frozen=True)
+class Grant(Remembered):
+    note: str | None
+
+
 _COLUMNS = "id, server, tool, destination, created_at, expires_at, revoked_at, decided_by, note"
 
 
-class TrustStore:
+class _Answers:
+    """What grants and standing denies share: the insert and the revoke."""
+
+    TABLE = ""
+
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+
+    def _insert(self, server: str, tool: str, destination: str, expires_at: float | None,
+                decided_by: str | None, note: str | None, now: float | None) -> int:
+        cur = self._db.execute(
+            f"INSERT INTO {self.TABLE} (server, tool, destination, created_at, expires_at,"
+            " decided_by, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (server, tool, destination, _now(now), expires_at, decided_by, note),
+        )
+        return int(cur.lastrowid or 0)
+
+    def revoke(self, answer_id: int, now: float | None = None) -> bool:
+        """False when there is no such row or it was already revoked."""
+        cur = self._db.execute(
+            f"UPDATE {self.TABLE} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+            (_now(now), answer_id),
+        )
+        return cur.rowcount == 1
+
+
+class TrustStore(_Answers):
+    TABLE = "trust"
 
     def add(
         self,
@@ -65,12 +96,8 @@ class TrustStore:
         note: str | None = None,
         now: float | None = None,
     ) -> int:
-        cur = self._db.execute(
-            "INSERT INTO trust (server, tool, destination, created_at, expires_at, decided_by,"
-            " note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (server, tool, _normalize(destination), _now(now), expires_at, decided_by, note),
-        )
-        return int(cur.lastrowid or 0)
+        return self._insert(server, tool, _normalize(destination), expires_at, decided_by,
+                            note, now)
 
     def find(
         self, server: str, tool: str, destination: str, now: float | None = None
@@ -132,14 +159,6 @@ class TrustStore:
         ).fetchall()
         return [Grant(*row) for row in rows]
 
-    def revoke(self, grant_id: int, now: float | None = None) -> bool:
-        """Revoke a grant; False when there is no such grant or it was already revoked."""
-        cur = self._db.execute(
-            "UPDATE trust SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-            (_now(now), grant_id),
-        )
-        return cur.rowcount == 1
-
     def fingerprint(self) -> tuple[object, ...]:
         """Changes whenever a grant or a standing deny is added or revoked (cheap to poll)."""
         row = self._db.execute(
@@ -153,24 +172,12 @@ class TrustStore:
 # -- destinations a human said to always deny -------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Denial:
-    id: int
-    server: str
-    tool: str
-    destination: str
-    created_at: float
-    expires_at: float | None
-    revoked_at: float | None
-    decided_by: str | None
-
-    def active(self, now: float) -> bool:
-        return _active(self.revoked_at, self.expires_at, now)
+class Denial(Remembered):
+    """A destination a human said to always deny (for this server and tool)."""
 
 
-class Denials:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
+class Denials(_Answers):
+    TABLE = "denied"
 
     def add(
         self,
@@ -184,12 +191,7 @@ class Denials:
         now: float | None = None,
     ) -> int:
         """`destination` must already be normalised (proxy.ask.trust.normalize)."""
-        cur = self._db.execute(
-            "INSERT INTO denied (server, tool, destination, created_at, expires_at, decided_by,"
-            " note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (server, tool, destination, _now(now), expires_at, decided_by, note),
-        )
-        return int(cur.lastrowid or 0)
+        return self._insert(server, tool, destination, expires_at, decided_by, note, now)
 
     def find(self, server: str, tool: str, destination: str,
              now: float | None = None) -> int | None:
@@ -208,10 +210,3 @@ class Denials:
         rows = self._db.execute(sql + " ORDER BY created_at DESC",
                                 () if include_inactive else (_now(now),)).fetchall()
         return [Denial(*tuple(r)) for r in rows]
-
-    def revoke(self, denial_id: int, now: float | None = None) -> bool:
-        cur = self._db.execute(
-            "UPDATE denied SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-            (_now(now), denial_id),
-        )
-        return cur.rowcount > 0
