@@ -58,6 +58,7 @@ from app.tray_state import TrayState  # noqa: E402
 from proxy import paths  # noqa: E402
 from proxy.engine.pinning import PinStore, ToolVersion  # noqa: E402
 from proxy.settings import Settings  # noqa: E402
+from proxy.store.database import Database  # noqa: E402
 
 NOW = time.time()
 SERVERS = {
@@ -177,10 +178,7 @@ def fill_history(conn: object) -> None:
 
 
 def fill_pins_and_trust(conn: object) -> None:
-    def write(sql: str, args: tuple[object, ...]) -> None:
-        conn.execute(sql, args)  # type: ignore[attr-defined]
-
-    pins = PinStore(conn, write, "github")  # type: ignore[arg-type]
+    pins = PinStore(Database(conn).pins, "github")  # type: ignore[arg-type]
     old = {"name": "create_issue", "description": "Create an issue in a repository.",
            "inputSchema": {"type": "object", "properties": {"repo": {"type": "string"},
                                                              "title": {"type": "string"}}}}
