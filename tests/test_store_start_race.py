@@ -36,3 +36,56 @@ def test_proxies_opening_a_fresh_database_together_all_succeed(tmp_path: Path) -
         for proc in procs:
             proc.join(60)
         assert results == [("wal", SCHEMA_VERSION)] * 4, results
+
+
+def test_a_proxy_waits_while_another_process_upgrades_the_database(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Upgrading a big history takes longer than the busy timeout: a proxy started meanwhile
+    waits for the upgrade instead of failing with "database is locked"."""
+    import logging
+    import sqlite3
+    import threading
+
+    from proxy.store import schema
+
+    path = tmp_path / "gatewatch.db"
+    connect(path).close()
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("DROP TABLE hot_results")  # as a database of the version before
+    old.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_MS", 100)
+    old.execute("BEGIN IMMEDIATE")  # another process, upgrading
+
+    waiting = threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "upgrading the database" in record.getMessage():
+                waiting.set()
+
+    handler = Seen()
+    schema.log.addHandler(handler)
+    outcome: list[object] = []
+
+    def start_proxy() -> None:
+        try:
+            conn = connect(path)
+            outcome.append(conn.execute("PRAGMA user_version").fetchone()[0])
+            conn.close()
+        except Exception as exc:
+            outcome.append(exc)
+
+    proxy = threading.Thread(target=start_proxy)
+    try:
+        proxy.start()
+        assert waiting.wait(30), outcome  # it waited past its busy timeout (100 ms)
+        old.execute("COMMIT")  # the other process is done (it did nothing here)
+        proxy.join(30)
+    finally:
+        schema.log.removeHandler(handler)
+        old.close()
+    assert outcome == [SCHEMA_VERSION]
+    check = sqlite3.connect(path)
+    assert check.execute("SELECT name FROM sqlite_master WHERE name = 'hot_results'").fetchone()
+    check.close()

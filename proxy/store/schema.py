@@ -7,14 +7,20 @@ Every connection (proxy, CLI, app) goes through `connect()` so pragmas are the s
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import stat
+import time
 from pathlib import Path
 
 from proxy.errors import GatewatchError
 
 BUSY_TIMEOUT_MS = 10_000
+# How long a process waits for another one that is upgrading the database (a big history can
+# take minutes); failing after the busy timeout would fail every proxy a client starts then.
+MIGRATION_WAIT_S = 900.0
+log = logging.getLogger(__name__)
 
 MIGRATIONS: list[str] = [
     # 0 -> 1
@@ -263,7 +269,6 @@ def _use_wal(conn: sqlite3.Connection) -> None:
     """Switch a new database to WAL. The switch takes an exclusive lock and SQLite answers
     "database is locked" at once, without its busy handler, while another process holds the
     file (two proxies starting together on a fresh database): retry until the busy timeout."""
-    import time
 
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     delay = 0.005
@@ -296,7 +301,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             f"database schema v{version} is newer than this Gatewatch (v{SCHEMA_VERSION}); "
             "upgrade Gatewatch"
         )
-    conn.execute("BEGIN IMMEDIATE")
+    _begin_for_migration(conn)
     try:
         # Re-read inside the write lock: another process may have migrated meanwhile.
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -309,6 +314,22 @@ def migrate(conn: sqlite3.Connection) -> int:
         conn.execute("ROLLBACK")
         raise
     return SCHEMA_VERSION
+
+
+def _begin_for_migration(conn: sqlite3.Connection) -> None:
+    deadline = time.monotonic() + MIGRATION_WAIT_S
+    said = False
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            if not said:
+                log.warning("another Gatewatch process is upgrading the database; "
+                            "waiting for it to finish")
+                said = True
 
 
 def _statements(script: str) -> list[str]:
