@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from proxy.decision import Decision
 
 if TYPE_CHECKING:
+    from proxy.detector.policy import Verdict as ScanVerdict
     from proxy.relay.actions import Asker
 
 log = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ BLOCK_PREFIX = "[gatewatch blocked]"
 
 @dataclass(frozen=True)
 class ResultCheck:
-    verdict: str  # pass | warn | block
+    verdict: ScanVerdict  # the detector's: pass | warn | block
     reason: str = ""
     notes: tuple[str, ...] = ()
     detail: dict[str, Any] | None = None  # the detector's own summary, for the audit row
