@@ -32,6 +32,7 @@ from proxy.ask.state import (
 )
 from proxy.ask.trust import normalize
 from proxy.errors import GatewatchError
+from proxy.ipc import protocol
 from proxy.ipc.protocol import Remember
 from proxy.jsonrpc import ERA_2026
 from proxy.settings import DEADLINE_MARGIN_S, Settings
@@ -263,24 +264,23 @@ class AskChain:
     ) -> Outcome | None:
         loop = asyncio.get_running_loop()
         remaining = deadline - loop.time()
-        message = {
-            "ask_id": f"{self.session_id}-{next(self._ask_ids)}",
-            "session_id": self.session_id,
-            "server": self.server,
-            "tool": req.tool,
-            "destination": req.destination,
-            "arguments_preview": arguments_preview(req.arguments),
-            # The preview is redacted and cut short: the app merges questions on this instead.
-            "arguments_digest": arguments_digest({"tool": req.tool, "arguments": req.arguments}),
-            "contract": req.contract,
-            "reason": req.reason,
-            "origin": req.origin,
-            "detail": req.detail,
-            "client": req.client_info or channel.client_info,
-            "remember_choices": remember_choices(req),
-            "deadline_s": max(1.0, round(remaining - DEADLINE_MARGIN_S, 1)),
-            "created_at": time.time(),
-        }
+        message = protocol.ask(
+            ask_id=f"{self.session_id}-{next(self._ask_ids)}",
+            session_id=self.session_id,
+            server=self.server,
+            tool=req.tool,
+            destination=req.destination,
+            arguments_preview=arguments_preview(req.arguments),
+            arguments_digest=arguments_digest({"tool": req.tool, "arguments": req.arguments}),
+            contract=req.contract,
+            reason=req.reason,
+            origin=req.origin,
+            detail=req.detail,
+            client=req.client_info or channel.client_info,
+            remember_choices=remember_choices(req),
+            deadline_s=max(1.0, round(remaining - DEADLINE_MARGIN_S, 1)),
+            created_at=time.time(),
+        )
         try:
             decision = await _unless_cancelled(channel.cancelled, link.ask(message, remaining))
         except _Cancelled:

@@ -53,6 +53,36 @@ def speaks_our_protocol(hello: dict[str, Any]) -> bool:
     return hello.get("type") == "hello" and isinstance(version, int) and version <= PROTOCOL_VERSION
 
 
+def ask(
+    *,
+    ask_id: str,
+    session_id: str,
+    server: str,
+    tool: str,
+    destination: str | None,
+    arguments_preview: str,
+    arguments_digest: str,
+    contract: str,
+    reason: str,
+    origin: dict[str, Any] | None,
+    detail: dict[str, Any] | None,
+    client: dict[str, Any] | None,
+    remember_choices: list[Remember],
+    deadline_s: float,
+    created_at: float,
+) -> dict[str, Any]:
+    """A question for the human (docs/ipc.md): `arguments_preview` is redacted and cut short,
+    so the app merges identical questions on `arguments_digest` instead."""
+    return {
+        "type": "ask", "ask_id": ask_id, "session_id": session_id, "server": server,
+        "tool": tool, "destination": destination, "arguments_preview": arguments_preview,
+        "arguments_digest": arguments_digest, "contract": contract, "reason": reason,
+        "origin": origin, "detail": detail, "client": client,
+        "remember_choices": remember_choices, "deadline_s": deadline_s,
+        "created_at": created_at,
+    }
+
+
 def cancel(ask_id: str, reason: Literal["cancelled", "timeout", "proxy_exit"]) -> dict[str, Any]:
     return {"type": "cancel", "ask_id": ask_id, "reason": reason}
 
