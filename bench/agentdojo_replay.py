@@ -246,11 +246,12 @@ def main() -> int:
     opts = parser.parse_args()
     warnings.filterwarnings("ignore")
     try:
-        from agentdojo.attacks.attack_registry import load_attack
         from agentdojo.task_suite.load_suites import get_suites
     except ImportError:
         print("agentdojo is not installed: .venv/bin/pip install agentdojo", file=sys.stderr)
         return 2
+    from detector_corpora import attack_pairs
+
     detector = None
     if not opts.no_detector:
         from proxy.detector import load_detector
@@ -280,28 +281,23 @@ def main() -> int:
                     blocked_calls += len(run.denied)
                     blocked_tasks.append(f"{name}/{user_task.ID}: {run.denied[0]}")
             for template in templates:
-                attack = load_attack(template, suite, _Named())  # type: ignore[arg-type]
-                for user_task in suite.user_tasks.values():
-                    for injection_task in suite.injection_tasks.values():
-                        try:
-                            injections = attack.attack(user_task, injection_task)
-                        except ValueError:
-                            break  # a user task that reads no injectable data
-                        key = (name, user_task.ID, injection_task.ID)
-                        if key not in ungated:  # the attacker's calls do not depend on it
-                            ungated[key] = rep.attack(user_task, injection_task, injections,
-                                                      gated=False)[1]
-                        succeeds = ungated[key]
-                        if not succeeds:
-                            continue
-                        run, still = rep.attack(user_task, injection_task, injections,
-                                                gated=True)
-                        results.update(run.results)
-                        kind = "exfiltration" if rep.sends(injection_task) else "other"
-                        bucket = pairs[template][kind]
-                        bucket[0] += 1
-                        bucket[1] += int(still)
-                        bucket[2] += int(run.attacker["deny"] > 0)
+                for user_task, injection_task, injections in attack_pairs(
+                        suite, template, _Named()):
+                    key = (name, user_task.ID, injection_task.ID)
+                    if key not in ungated:  # the attacker's calls do not depend on it
+                        ungated[key] = rep.attack(user_task, injection_task, injections,
+                                                  gated=False)[1]
+                    succeeds = ungated[key]
+                    if not succeeds:
+                        continue
+                    run, still = rep.attack(user_task, injection_task, injections,
+                                            gated=True)
+                    results.update(run.results)
+                    kind = "exfiltration" if rep.sends(injection_task) else "other"
+                    bucket = pairs[template][kind]
+                    bucket[0] += 1
+                    bucket[1] += int(still)
+                    bucket[2] += int(run.attacker["deny"] > 0)
             print(f"{name:<10} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr,
                   flush=True)
     figures = {

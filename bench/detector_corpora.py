@@ -250,48 +250,46 @@ def agentdojo_clean(suites: tuple[str, ...]) -> list[str]:
 def agentdojo_injections(attack_name: str, suites: tuple[str, ...]) -> list[str]:
     """The injected texts themselves (what the model is trained on; the clean tool results of
     the same suites are trained on as benign)."""
-    from agentdojo.attacks.attack_registry import load_attack
-
     out: dict[str, None] = {}
     all_suites = _agentdojo()
     for name in suites:
-        suite = all_suites[name]
-        attack = load_attack(attack_name, suite, _Model())  # type: ignore[arg-type]
-        for user_task in suite.user_tasks.values():
-            for injection_task in suite.injection_tasks.values():
-                try:
-                    injections = attack.attack(user_task, injection_task)
-                except ValueError:
-                    break
-                for value in injections.values():
-                    out.setdefault(value)
+        for _user, _injection, injections in attack_pairs(all_suites[name], attack_name):
+            for value in injections.values():
+                out.setdefault(value)
     return list(out)
+
+
+def attack_pairs(suite: Any, attack_name: str, model: Any = None) -> Iterator[tuple[Any, Any, Any]]:
+    """(user task, injection task, injections) for every pair the attack template can inject;
+    a user task that reads no injectable data is skipped (AgentDojo raises ValueError)."""
+    from agentdojo.attacks.attack_registry import load_attack
+
+    attack = load_attack(attack_name, suite, model or _Model())
+    for user_task in suite.user_tasks.values():
+        for injection_task in suite.injection_tasks.values():
+            try:
+                injections = attack.attack(user_task, injection_task)
+            except ValueError:
+                break
+            yield user_task, injection_task, injections
 
 
 @functools.cache
 def agentdojo_attacked(attack_name: str, suites: tuple[str, ...]) -> list[str]:
     """Tool results of ground-truth replays on environments injected with one attack
     template: only the results that carry the attacker's goal."""
-    from agentdojo.attacks.attack_registry import load_attack
-
     out: dict[str, None] = {}
     all_suites = _agentdojo()
     for name in suites:
         suite = all_suites[name]
-        attack = load_attack(attack_name, suite, _Model())  # type: ignore[arg-type]
-        for user_task in suite.user_tasks.values():
-            for injection_task in suite.injection_tasks.values():
-                try:
-                    injections = attack.attack(user_task, injection_task)
-                except ValueError:
-                    break  # a user task that reads no injectable data
-                env = user_task.init_environment(
-                    suite.load_and_inject_default_environment(injections))
-                payloads = [" ".join(v.split())[:60] for v in injections.values() if v.strip()]
-                for text in _replay(suite, env, user_task.ground_truth(env.model_copy(deep=True))):
-                    flat = " ".join(text.replace('\\"', '"').replace("\\n", " ").split())
-                    if any(p and p in flat for p in payloads):
-                        out.setdefault(text)
+        for user_task, _injection, injections in attack_pairs(suite, attack_name):
+            env = user_task.init_environment(
+                suite.load_and_inject_default_environment(injections))
+            payloads = [" ".join(v.split())[:60] for v in injections.values() if v.strip()]
+            for text in _replay(suite, env, user_task.ground_truth(env.model_copy(deep=True))):
+                flat = " ".join(text.replace('\\"', '"').replace("\\n", " ").split())
+                if any(p and p in flat for p in payloads):
+                    out.setdefault(text)
     return list(out)
 
 
