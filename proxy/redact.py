@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
 
@@ -234,20 +235,30 @@ def redact_text(text: str, *, rare: bool = False) -> str:
 def shape(obj: Any, max_string: int = MAX_STRING) -> Any:
     """A copy of a JSON value with values under token-like keys masked and long strings cut
     (`CUT_MARGIN` past `max_string`, so the text pass sees a secret at the cut whole)."""
+
+    def cut(text: str) -> str:
+        if len(text) > max_string + CUT_MARGIN:
+            return f"{text[: max_string + CUT_MARGIN]}…[{len(text) - max_string} more chars]"
+        return text
+
+    return _by_key(obj, cut)
+
+
+def _by_key(obj: Any, on_string: Callable[[str], str]) -> Any:
+    """A copy of a JSON value: values under token-like keys masked, every other string
+    through `on_string`."""
     if isinstance(obj, str):
-        if len(obj) > max_string + CUT_MARGIN:
-            return f"{obj[: max_string + CUT_MARGIN]}…[{len(obj) - max_string} more chars]"
-        return obj
+        return on_string(obj)
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for key, value in obj.items():
             if is_secret_key(str(key)) and isinstance(value, (str, int, float, list)):
                 out[key] = _mask(value)
             else:
-                out[key] = shape(value, max_string)
+                out[key] = _by_key(value, on_string)
         return out
     if isinstance(obj, list):
-        return [shape(item, max_string) for item in obj]
+        return [_by_key(item, on_string) for item in obj]
     return obj
 
 
@@ -265,22 +276,14 @@ def redact_json(obj: Any, limit: int) -> tuple[str, bool]:
 
 def redact(obj: Any, *, max_string: int = MAX_STRING) -> Any:
     """A copy of a JSON value with secrets masked and long strings shortened (for display)."""
-    if isinstance(obj, str):
-        if len(obj) > max_string:
-            head = redact_text(obj[: max_string + CUT_MARGIN])[:max_string]
-            return f"{head}…[{len(obj) - max_string} more chars]"
-        return redact_text(obj)
-    if isinstance(obj, dict):
-        out: dict[str, Any] = {}
-        for key, value in obj.items():
-            if is_secret_key(str(key)) and isinstance(value, (str, int, float, list)):
-                out[key] = _mask(value)
-            else:
-                out[key] = redact(value, max_string=max_string)
-        return out
-    if isinstance(obj, list):
-        return [redact(item, max_string=max_string) for item in obj]
-    return obj
+
+    def clean(text: str) -> str:
+        if len(text) > max_string:
+            head = redact_text(text[: max_string + CUT_MARGIN])[:max_string]
+            return f"{head}…[{len(text) - max_string} more chars]"
+        return redact_text(text)
+
+    return _by_key(obj, clean)
 
 
 def _mask(value: Any) -> Any:
