@@ -44,15 +44,24 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--kind", default="mixed", choices=("mixed", *KINDS))
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--detector-off", action="store_true",
+                        help="settings.yaml turns the detector off: what the call costs outside it")
+    parser.add_argument("--save", type=Path, help="keep the raw profile (pstats) here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gw-profile-") as tmp:
         env = {**os.environ, "GATEWATCH_HOME": str(Path(tmp) / "home")}
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        if args.detector_off:
+            config = Path(tmp) / "home" / "config"
+            config.mkdir(parents=True)
+            (config / "settings.yaml").write_text("detector: false\n")
         out = Path(tmp) / "proxy.prof"
         cmd = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "proxy", "run",
                "--name", "bench", "--db", str(Path(tmp) / "gw.db"), "--", *upstream_cmd()]
         refusals = asyncio.run(drive(cmd, env, args.size, args.calls, args.kind))
         stats = pstats.Stats(str(out))
+        if args.save is not None:
+            stats.dump_stats(str(args.save))
         print(f"{args.calls} tools/call of {args.size} B ({args.kind}), {refusals} refused; "
               f"ncalls / {args.calls} = calls per tools/call")
         stats.sort_stats("cumulative").print_stats(args.top)

@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,15 +83,31 @@ class Spec:
     cmd: Callable[[Path], list[str]]  # given a fresh database path
     method: str = "tools/call"
     gatewatch: bool = False
+    # Overrides: another checkout's tree (same-run A/B), a home with the detector turned off.
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**env, **self.extra_env}
 
 
-def specs(with_bulwark: bool) -> list[Spec]:
+def specs(with_bulwark: bool, home: Path, base: Path | None = None) -> list[Spec]:
     out = [
         Spec("direct", lambda db: upstream_cmd()),
         Spec("raw_relay", lambda db: [PY, str(ROOT / "bench" / "raw_relay.py"), *upstream_cmd()]),
         Spec("gatewatch", gatewatch_cmd, gatewatch=True),
         Spec("gw_passthru", gatewatch_cmd, method="bench/echo", gatewatch=True),
     ]
+    # The same proxy with its detector off in settings.yaml: what the call costs outside it.
+    nodet = home.with_name(home.name + "-nodet")
+    (nodet / "config").mkdir(parents=True, exist_ok=True)
+    (nodet / "config" / "settings.yaml").write_text("detector: false\n")
+    out.append(Spec("gw_nodet", gatewatch_cmd, gatewatch=True,
+                    extra_env={"GATEWATCH_HOME": str(nodet)}))
+    if base is not None:
+        out.append(Spec("gw_base", gatewatch_cmd, gatewatch=True,
+                        extra_env={"PYTHONPATH": str(base)}))
+        out.append(Spec("gw_base_nodet", gatewatch_cmd, gatewatch=True,
+                        extra_env={"PYTHONPATH": str(base), "GATEWATCH_HOME": str(nodet)}))
     exe = bulwark_exe()
     if with_bulwark and exe is not None:
         server = shlex.join(upstream_cmd())
@@ -179,6 +195,15 @@ def refused(answer: bytes) -> bool:
     return "error" in msg or not isinstance(result, dict) or result.get("isError") is True
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of one process (all its threads, not its children), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -187,7 +212,7 @@ def pct(values: list[float], q: float) -> float:
 async def measure(
     spec: Spec, env: dict[str, str], db: Path, size: int, n: int, texts: list[str]
 ) -> dict[str, float]:
-    client, _, _ = await Client.start(spec.cmd(db), env)
+    client, _, _ = await Client.start(spec.cmd(db), spec.env(env))
     refusals = 0
     try:
         warm = [call_line(i, texts[i % len(texts)], spec.method) for i in range(min(n, 30))]
@@ -196,11 +221,13 @@ async def measure(
         base = 1000
         lines = [call_line(base + i, texts[i % len(texts)], spec.method) for i in range(n)]
         lat: list[float] = []
+        cpu0 = cpu_seconds(client.proc.pid)
         for line in lines:
             t0 = time.perf_counter()
             answer = await client.roundtrip(line)
             lat.append((time.perf_counter() - t0) * 1000)
             refusals += refused(answer)
+        cpu = cpu_seconds(client.proc.pid) - cpu0
         lines = [call_line(base + n + i, texts[i % len(texts)], spec.method) for i in range(n)]
 
         async def write_all() -> None:
@@ -222,6 +249,7 @@ async def measure(
         "p50_ms": statistics.median(lat),
         "p99_ms": pct(lat, 0.99),
         "pipelined_rps": n / elapsed,
+        "cpu_ms": cpu / n * 1000,
         "refused": refusals,
     }
 
@@ -232,6 +260,7 @@ def best(rounds: list[dict[str, float]]) -> dict[str, float]:
         "p50_ms": min(r["p50_ms"] for r in rounds),
         "p99_ms": min(r["p99_ms"] for r in rounds),
         "pipelined_rps": max(r["pipelined_rps"] for r in rounds),
+        "cpu_ms": min(r.get("cpu_ms", float("nan")) for r in rounds),
         "refused": max(r["refused"] for r in rounds),
     }
 
@@ -328,7 +357,7 @@ async def cold_start(
     for i in range(repeat):  # interleaved, so load drift hits every target alike
         for spec in targets:
             client, first, ready = await Client.start(spec.cmd(tmp / f"cold-{spec.name}-{i}.db"),
-                                                      env)
+                                                      spec.env(env))
             await client.close()
             times[spec.name].append((first, ready))
     return {name: cold_start_ms(ts) for name, ts in times.items()}
@@ -350,6 +379,13 @@ def ratios(results: dict[str, dict[str, float]]) -> dict[str, float]:
             b = results[base]
             out[f"p50 gw/{base}"] = gw["p50_ms"] / b["p50_ms"]
             out[f"rps gw/{base}"] = gw["pipelined_rps"] / b["pipelined_rps"]
+    for new, old in (("gatewatch", "gw_base"), ("gw_nodet", "gw_base_nodet"),
+                     ("gw_nodet", "raw_relay")):
+        if new in results and old in results:
+            a, b = results[new], results[old]
+            out[f"p50 {new}/{old}"] = a["p50_ms"] / b["p50_ms"]
+            out[f"rps {new}/{old}"] = a["pipelined_rps"] / b["pipelined_rps"]
+            out[f"cpu {new}/{old}"] = a["cpu_ms"] / b["cpu_ms"]
     return out
 
 
@@ -398,12 +434,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     # An installed Gatewatch has its bytecode; a checkout under PYTHONDONTWRITEBYTECODE would
     # compile every module at each start and count the compiler as cold start.
     compileall.compile_dir(ROOT / "proxy", quiet=1)
+    if args.base is not None:
+        compileall.compile_dir(args.base / "proxy", quiet=1)
     env = dict(os.environ)
     env["GATEWATCH_HOME"] = str(tmp / "home")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     os.environ["GATEWATCH_HOME"] = env["GATEWATCH_HOME"]  # for the in-process detector
     try:
-        targets = specs(not args.no_bulwark)
+        targets = specs(not args.no_bulwark, tmp / "home", args.base)
         if args.only:
             keep = set(args.only.split(",")) | {"gatewatch", "raw_relay", "direct"}
             targets = [s for s in targets if s.name in keep]
@@ -467,11 +505,12 @@ def print_report(report: dict[str, Any], out: Callable[[str], None] = print) -> 
     )
     for size, block in report["sizes"].items():
         out(f"\n{label(size)} arguments and results, {block['calls']} calls per round")
-        out(f"  {'target':<12} {'p50 ms':>9} {'p99 ms':>9} {'pipelined/s':>12} {'refused':>8}")
+        out(f"  {'target':<12} {'p50 ms':>9} {'p99 ms':>9} {'pipelined/s':>12} {'cpu ms':>8} "
+            f"{'refused':>8}")
         for name, r in block["results"].items():
             out(
                 f"  {name:<12} {r['p50_ms']:9.3f} {r['p99_ms']:9.3f} {r['pipelined_rps']:12.0f} "
-                f"{r['refused']:8.0f}"
+                f"{r.get('cpu_ms', float('nan')):8.3f} {r['refused']:8.0f}"
             )
         out("  " + ", ".join(f"{k} {v:.2f}x" for k, v in block["ratios"].items()))
         for name, why in block["failed"].items():
@@ -523,6 +562,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per size (best kept)")
     parser.add_argument("--repeat", type=int, default=10, help="cold starts per target")
     parser.add_argument("--only", help="comma-separated extra targets (gw_passthru, bulwark, ...)")
+    parser.add_argument("--base", type=Path,
+                        help="another checkout (e.g. `git archive main`) run as target gw_base")
     parser.add_argument("--no-bulwark", action="store_true", help="skip bulwark-mcp")
     parser.add_argument("--no-scan", action="store_true", help="skip the in-process 1 MB scan")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")

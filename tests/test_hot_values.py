@@ -5,13 +5,16 @@ a destination the sink gate would deny as taint is asked when its text was clean
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from proxy.engine import Engine
-from proxy.engine.hot_values import argument_values, state_changing
+from proxy.engine.hot_values import argument_values, normalize_text, state_changing
 from proxy.store.database import Database
 from proxy.store.schema import connect
 from tests.hostile_inputs import hostile_inputs
@@ -155,3 +158,22 @@ def test_identifiers_are_found_inside_long_hostile_arguments(name):
     values = {v for _, v in argument_values({"body": text})}
     assert {"bob@corp.example", "https://pay.example/x"} <= values
     assert any("de89370400440532013000" in v for v in values)
+
+
+def _normalized_by_regex(text: str) -> str:
+    """The definition normalize_text is a faster form of."""
+    folded = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text.casefold())
+    return re.sub(r"\s+", " ", folded)
+
+
+# Digits (ASCII and others), commas, every kind of whitespace and letters that fold to more
+# than one character: where a faster normalisation could drift from the definition.
+_PIECES = st.sampled_from(["1", "23", "456", "\u0663", ",", ", ", " ", "  ", "\t", "\n",
+                           "\u00a0", "\u2028", "\u3000", "\x1c", "\x85", "a", "\u00df", "x,y",
+                           "\u0130", "_"])
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join) | st.text(max_size=60))
+def test_normalize_text_is_the_regex_definition(text):
+    """A value planted as "1,250  USD" must match a call's "1250 usd" exactly as before."""
+    assert normalize_text(text) == _normalized_by_regex(text)

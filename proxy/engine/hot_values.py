@@ -52,8 +52,9 @@ STATE_VERBS = frozenset(
     ]
 )
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_SPACE = re.compile(r"\s+")
+# A comma between a digit and three more: anchored on the comma, so the search skips to each
+# comma instead of trying the lookbehind at every position of a 64 KB text.
+_THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}\b)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -69,7 +70,19 @@ def state_changing(tool: str, definition: dict[str, Any] | None) -> bool:
 
 
 def normalize_text(text: str) -> str:
-    return _SPACE.sub(" ", _THOUSANDS.sub("", text.casefold()))
+    """Casefolded, thousands separators dropped, every whitespace run one space. str.split()
+    and re's \\s agree on what whitespace is; splitting and joining is about ten times faster
+    than substituting each run."""
+    text = text.casefold()
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    words = text.split()
+    if not words:
+        return " " if text else ""
+    joined = " ".join(words)
+    head = " " if text[0].isspace() else ""
+    tail = " " if text[-1].isspace() else ""
+    return f"{head}{joined}{tail}" if head or tail else joined
 
 
 def normalize_value(value: Any) -> str:
