@@ -88,10 +88,16 @@ def parse_recipients(value: str) -> Recipients:
 def _parse_list(text: str) -> Recipients:
     from email.policy import default
 
-    header = default.header_factory("To", _TRAILING_DOT.sub(r"\1", text))
+    try:
+        header = default.header_factory("To", _TRAILING_DOT.sub(r"\1", text))
+        addresses = header.addresses
+    except Exception:  # the stdlib parser raises IndexError on `x@`, and may raise others
+        # A value the parser cannot read is no clean list: its address-shaped tokens still
+        # count, so taint and the sink gate see them, and none is trusted.
+        return Recipients(tuple(_tokens(text)), "not a clean address list")
     parsed: list[Mailbox] = []
     problem = "not a clean address list" if header.defects else None
-    for address in header.addresses:
+    for address in addresses:
         box = mailbox(address.username, address.domain)
         if box is None:
             problem = problem or f"{address.addr_spec!r} is not a mail address"
