@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from proxy.engine import confine, heuristics
+from proxy.engine import confine, destinations, heuristics
 from proxy.engine.destinations import (
     EMAIL,
     HOST,
@@ -297,3 +300,12 @@ def test_sinks_nested_in_object_and_array_parameters_are_found():
 ])
 def test_bare_ipv6_addresses_in_free_text(text, found):
     assert [key for key, kind, _, _ in extract_destinations(text) if kind == IP] == found
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200bab@.:/"),
+               max_size=40))
+def test_whitespace_folds_as_the_regex_definition(raw):
+    """Two spellings of one address that differ only in whitespace compare equal, and the
+    fold is the one the keys in the trust and taint tables were made with."""
+    assert normalize_destination(raw) == normalize_destination(re.sub(r"\s+", " ", raw).strip())
+    assert destinations._clean(raw) == re.sub(r"\s+", " ", raw).strip() or not raw.isascii()

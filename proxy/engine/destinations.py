@@ -64,7 +64,6 @@ _DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
 # longest IPv6 text, with an embedded IPv4): linear, a longer run fails at once.
 _IPV6_RUN = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.])")
 _DASH_PHONE = re.compile(r"-\d{3}-\d{4}")
-_WS_RE = re.compile(r"\s+")
 
 # Last labels that are file extensions far more often than top-level domains.
 _NOT_TLDS = frozenset(
@@ -111,7 +110,8 @@ def _clean(value: str) -> str:
         value = unicodedata.normalize("NFKC", value)
         # Zero-width and bidi controls must not make two spellings of one address differ.
         value = "".join(ch for ch in value if unicodedata.category(ch) != "Cf")
-    return _WS_RE.sub(" ", value).strip()
+    # Whitespace runs as one space, trimmed: re.sub(r"\s+", " ", value).strip(), in C.
+    return " ".join(value.split())
 
 
 def _tld_ok(host: str) -> bool:

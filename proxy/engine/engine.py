@@ -114,6 +114,10 @@ class Engine:
         self._pin_session: dict[str, str] = {}
         self._vouched: dict[str, str] = {}  # contact -> the trusted tool that listed it
         self._cache: dict[str, ToolPolicy] = {}
+        # tool -> (the version, its tools/list shape): read on every call, rebuilt only when
+        # the version in force is another object (versions are immutable). Callers only read.
+        self._definitions: dict[str, tuple[ToolVersion, dict[str, Any]]] = {}
+        self._allowed: frozenset[str] | None = self._allowlisted()
         self._pack = self._choose_pack()
 
     # -- construction ---------------------------------------------------------------------
@@ -138,6 +142,7 @@ class Engine:
         """Re-read packs and policy files (trust is read from the database on every call)."""
         self._packs, self._docs, _ = _load_layers(None, self._policy_paths)
         self._cache.clear()
+        self._allowed = self._allowlisted()
         self._pack = self._choose_pack()
 
     def _choose_pack(self) -> Pack | None:
@@ -326,14 +331,20 @@ class Engine:
             tool, self._tool_definition(tool), args, decision,
             lambda v: policy.trusted.match(v) is not None or v in self._vouched)
 
-    def _allowlist(self, tool: str) -> Decision | None:
+    def _allowlisted(self) -> frozenset[str] | None:
+        """The tool names this server's allowlist entries name (None: no allowlist), read
+        once per policy load."""
         prefix = f"{self.server}."
-        names = {
+        names = frozenset(
             entry[len(prefix):]
             for doc in self._docs
             for entry in doc.allowlist or ()
             if entry.startswith(prefix)
-        }
+        )
+        return names or None
+
+    def _allowlist(self, tool: str) -> Decision | None:
+        names = self._allowed
         if names and tool not in names and "*" not in names:
             return Decision("deny", "allowlist",
                             f"{self.server}.{tool} is not in the tool allowlist")
@@ -630,7 +641,14 @@ class Engine:
         if version is None:
             pin = self._pins.pins.get(tool)
             version = (pin.approved or pin.pending) if pin is not None else None
-        return version.as_tool() if version is not None else None
+        if version is None:
+            return None
+        cached = self._definitions.get(tool)
+        if cached is not None and cached[0] is version:
+            return cached[1]
+        definition = version.as_tool()
+        self._definitions[tool] = (version, definition)
+        return definition
 
     def policy_for(self, tool: str) -> ToolPolicy:
         """The merged policy of one tool (for `gatewatch check` and explanations)."""
