@@ -309,3 +309,15 @@ def test_whitespace_folds_as_the_regex_definition(raw):
     fold is the one the keys in the trust and taint tables were made with."""
     assert normalize_destination(raw) == normalize_destination(re.sub(r"\s+", " ", raw).strip())
     assert destinations._clean(raw) == re.sub(r"\s+", " ", raw).strip() or not raw.isascii()
+
+
+_IPV6_DEFINITION = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.])")
+
+
+@given(st.text(alphabet=st.sampled_from("0123456789abcdefABCDEF:.:.gz_ -\u00e9\u0663\n[]"),
+               max_size=120))
+def test_ipv6_candidates_are_the_regex_definition(text):
+    """Bare IPv6 addresses are found from their colons; the runs found are exactly those of
+    the bounded pattern they replace (a longer or word-adjacent run is never an address)."""
+    expected = [(m.start(), m.group(0)) for m in _IPV6_DEFINITION.finditer(text)]
+    assert list(destinations._ipv6_runs(text)) == expected

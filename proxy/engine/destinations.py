@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -60,9 +60,13 @@ _LOCAL_CHARS = frozenset(
 )
 _LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 _DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
-# Bounded on both sides by what cannot continue an address, and 2 to 45 characters long (the
-# longest IPv6 text, with an embedded IPv4): linear, a longer run fails at once.
-_IPV6_RUN = re.compile(r"(?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.])")
+# An IPv6 candidate is a whole run of hex digits, colons and dots holding a colon, 2 to 45
+# characters long (the longest IPv6 text, with an embedded IPv4), with no word character on
+# either side: what (?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.]) matches. Runs are
+# found from their colons, so text without colons costs one search.
+_IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
+_IPV6_TAIL = re.compile(r"[0-9A-Fa-f:.]*")
+_IPV6_LONGEST = 45
 _DASH_PHONE = re.compile(r"-\d{3}-\d{4}")
 
 # Last labels that are file extensions far more often than top-level domains.
@@ -378,13 +382,32 @@ def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
 def _find_ipv6(text: str, add: _Add) -> None:
     """Bare IPv6 addresses ("2001:db8::7", "[::1]", "::ffff:10.1.1.3"): a run of hex digits,
     colons and dots of at most 45 characters that ipaddress reads as one."""
-    for m in _IPV6_RUN.finditer(text):
-        raw = m.group(0).rstrip(".")
+    for start, run in _ipv6_runs(text):
+        raw = run.rstrip(".")
         if ("::" not in raw and raw.count(":") != 7) or not any(c.isdigit() for c in raw):
             continue  # a time (12:30:45), C++'s a::b, dead::beef: not an address
         ip = canonical_ip(raw)
         if ip is not None:
-            add(m.start(), m.start() + len(raw), ip, IP)
+            add(start, start + len(raw), ip, IP)
+
+
+def _ipv6_runs(text: str) -> Iterator[tuple[int, str]]:
+    """(start, run) of each IPv6 candidate (see _IPV6_CHARS), left to right."""
+    colon = text.find(":")
+    while colon >= 0:
+        start = colon
+        while start > 0 and colon - start <= _IPV6_LONGEST and text[start - 1] in _IPV6_CHARS:
+            start -= 1
+        end = _IPV6_TAIL.match(text, colon).end()
+        if 2 <= end - start <= _IPV6_LONGEST and not (start and _word(text[start - 1])) and not (
+            end < len(text) and _word(text[end])
+        ):
+            yield start, text[start:end]
+        colon = text.find(":", end)
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def _find_phones(text: str, add: _Add) -> None:
