@@ -21,18 +21,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.payloads import KINDS, payload  # noqa: E402
-from bench.relay_bench import Client, call_line, refused, upstream_cmd  # noqa: E402
+from bench.payloads import KINDS  # noqa: E402
+from bench.relay_bench import Client, call_line, call_texts, refused, upstream_cmd  # noqa: E402
 
 
 async def drive(cmd: list[str], env: dict[str, str], size: int, calls: int, kind: str) -> int:
     kinds = KINDS if kind == "mixed" else (kind,)
-    texts = [payload(k, size, v) for v in range(4) for k in kinds]
+    texts = call_texts(size, calls, kinds)
     client, _, _ = await Client.start(cmd, env)
     refusals = 0
     try:
         for i in range(calls):
-            refusals += refused(await client.roundtrip(call_line(i, texts[i % len(texts)])))
+            refusals += refused(await client.roundtrip(call_line(i, texts[i])))
     finally:
         await client.close()
     return refusals

@@ -164,6 +164,9 @@ def payload(kind: str, size: int, variant: int = 0) -> str:
     """About `size` bytes of JSON-encoded text of `kind`; `variant` shifts the window so calls
     differ (no cache anywhere may answer a repeated text for free)."""
     text = source(kind)
+    if len(text) <= size:  # a short source is rotated, so variants still differ
+        at = (variant * 7919) % len(text)
+        text = text[at:] + "\n" + text[:at]
     start = (variant * 7919) % max(1, len(text) - size) if len(text) > size else 0
     piece = text[start : start + size]
     while len(piece) < size:  # a source shorter than the size is repeated

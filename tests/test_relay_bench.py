@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from bench.payloads import KINDS, payload
-from bench.relay_bench import ROOT, call_line, upstream_cmd
+from bench.relay_bench import ROOT, call_line, call_texts, upstream_cmd
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -54,3 +54,10 @@ def test_a_short_run_proves_gatewatch_inspected_every_call() -> None:
         check = block["audit"]["gatewatch"]
         assert check["calls"] == {"allow/rules/default": check["results"]}
         assert all(r["refused"] == 0 for r in block["results"].values())
+
+
+def test_no_call_of_a_run_repeats_a_text() -> None:
+    """A cache of recent texts (taint's, the detector's) must never answer a timed call."""
+    for size, calls in ((4096, 2030), (65536, 430)):
+        texts = call_texts(size, calls)
+        assert len(set(texts)) == len(texts)
