@@ -398,7 +398,9 @@ def _ipv6_runs(text: str) -> Iterator[tuple[int, str]]:
         start = colon
         while start > 0 and colon - start <= _IPV6_LONGEST and text[start - 1] in _IPV6_CHARS:
             start -= 1
-        end = _IPV6_TAIL.match(text, colon).end()
+        tail = _IPV6_TAIL.match(text, colon)
+        assert tail is not None  # a starred pattern always matches
+        end = tail.end()
         if 2 <= end - start <= _IPV6_LONGEST and not (start and _word(text[start - 1])) and not (
             end < len(text) and _word(text[end])
         ):

@@ -94,11 +94,12 @@ class RelayCore:
             return self.refusals.refuse(data, err, "parse_error")
         if isinstance(msg, list):
             return await self._client_batch(msg, data, canonical)
-        if message_kind(msg) == "invalid":
+        kind = message_kind(msg)
+        if kind == "invalid":
             return self.refusals.refuse(data, FrameError(INVALID_REQUEST, "not a JSON-RPC message"),
                                 "invalid", payload=msg)
         rid = raw_id(msg.get("id")) if canonical else self._raw_id_of(data, msg)
-        return await self._client_message(msg, data, rid)
+        return await self._client_message(msg, data, rid, kind)
 
     def client_oversize(self, head: bytes, size: int) -> list[Action]:
         err = FrameError(INVALID_REQUEST, f"a frame of {size} bytes is over the "
@@ -111,8 +112,10 @@ class RelayCore:
             return found.raw_id
         return raw_id(msg.get("id"))
 
-    async def _client_message(self, msg: dict[str, Any], data: bytes, rid: RawId) -> list[Action]:
-        kind = message_kind(msg)
+    async def _client_message(
+        self, msg: dict[str, Any], data: bytes, rid: RawId, kind: str | None = None
+    ) -> list[Action]:
+        kind = kind or message_kind(msg)
         rpc_id = msg.get("id")
         method: str = msg.get("method", "")
         params = msg.get("params")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from proxy import jsonrpc
@@ -27,27 +27,23 @@ class Pending:
 
 @dataclass(slots=True)
 class Call:
-    """A tools/call as the core decides it."""
+    """A tools/call as the core decides it (tool, arguments and key read once, on arrival)."""
 
     msg: dict[str, Any]
     data: bytes  # what goes upstream when it is allowed
     raw_id: RawId
     params: dict[str, Any]
     event: AuditEvent
+    tool: str = field(init=False)
+    arguments: dict[str, Any] = field(init=False)
+    key: Any = field(init=False)
 
-    @property
-    def tool(self) -> str:
+    def __post_init__(self) -> None:
         name = self.params.get("name")
-        return name if isinstance(name, str) else ""
-
-    @property
-    def arguments(self) -> dict[str, Any]:
+        self.tool = name if isinstance(name, str) else ""
         args = self.params.get("arguments")
-        return args if isinstance(args, dict) else {}
-
-    @property
-    def key(self) -> Any:
-        return id_key(self.msg.get("id"))
+        self.arguments = args if isinstance(args, dict) else {}
+        self.key = id_key(self.msg.get("id"))
 
 
 def message_kind(msg: Any) -> str:
