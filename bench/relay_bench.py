@@ -91,7 +91,16 @@ class Spec:
         return {**env, **self.extra_env}
 
 
-def specs(with_bulwark: bool, home: Path, base: Path | None = None) -> list[Spec]:
+def base_trees(values: list[str]) -> dict[str, Path]:
+    """`--base DIR` (target gw_base) or `--base NAME=DIR` (target gw_NAME), repeatable."""
+    out: dict[str, Path] = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        out[f"gw_{name}" if sep else "gw_base"] = Path(path if sep else name).resolve()
+    return out
+
+
+def specs(with_bulwark: bool, home: Path, bases: dict[str, Path] | None = None) -> list[Spec]:
     out = [
         Spec("direct", lambda db: upstream_cmd()),
         Spec("raw_relay", lambda db: [PY, str(ROOT / "bench" / "raw_relay.py"), *upstream_cmd()]),
@@ -104,11 +113,10 @@ def specs(with_bulwark: bool, home: Path, base: Path | None = None) -> list[Spec
     (nodet / "config" / "settings.yaml").write_text("detector: false\n")
     out.append(Spec("gw_nodet", gatewatch_cmd, gatewatch=True,
                     extra_env={"GATEWATCH_HOME": str(nodet)}))
-    if base is not None:
-        out.append(Spec("gw_base", gatewatch_cmd, gatewatch=True,
-                        extra_env={"PYTHONPATH": str(base)}))
-        out.append(Spec("gw_base_nodet", gatewatch_cmd, gatewatch=True,
-                        extra_env={"PYTHONPATH": str(base), "GATEWATCH_HOME": str(nodet)}))
+    for name, tree in (bases or {}).items():  # other checkouts, for a same-run A/B
+        out.append(Spec(name, gatewatch_cmd, gatewatch=True, extra_env={"PYTHONPATH": str(tree)}))
+        out.append(Spec(f"{name}_nodet", gatewatch_cmd, gatewatch=True,
+                        extra_env={"PYTHONPATH": str(tree), "GATEWATCH_HOME": str(nodet)}))
     exe = bulwark_exe()
     if with_bulwark and exe is not None:
         server = shlex.join(upstream_cmd())
@@ -388,8 +396,13 @@ def ratios(results: dict[str, dict[str, float]]) -> dict[str, float]:
             b = results[base]
             out[f"p50 gw/{base}"] = gw["p50_ms"] / b["p50_ms"]
             out[f"rps gw/{base}"] = gw["pipelined_rps"] / b["pipelined_rps"]
-    for new, old in (("gatewatch", "gw_base"), ("gw_nodet", "gw_base_nodet"),
-                     ("gw_nodet", "raw_relay")):
+    pairs = [("gw_nodet", "raw_relay")]
+    for name in results:
+        if name.startswith("gw_") and not name.endswith("_nodet") and name != "gw_passthru" and (
+            name != "gw_nodet"
+        ):
+            pairs += [("gatewatch", name), ("gw_nodet", f"{name}_nodet")]
+    for new, old in pairs:
         if new in results and old in results:
             a, b = results[new], results[old]
             out[f"p50 {new}/{old}"] = a["p50_ms"] / b["p50_ms"]
@@ -443,14 +456,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     # An installed Gatewatch has its bytecode; a checkout under PYTHONDONTWRITEBYTECODE would
     # compile every module at each start and count the compiler as cold start.
     compileall.compile_dir(ROOT / "proxy", quiet=1)
-    if args.base is not None:
-        compileall.compile_dir(args.base / "proxy", quiet=1)
+    bases = base_trees(args.base)
+    for tree in bases.values():
+        compileall.compile_dir(tree / "proxy", quiet=1)
     env = dict(os.environ)
     env["GATEWATCH_HOME"] = str(tmp / "home")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     os.environ["GATEWATCH_HOME"] = env["GATEWATCH_HOME"]  # for the in-process detector
     try:
-        targets = specs(not args.no_bulwark, tmp / "home", args.base)
+        targets = specs(not args.no_bulwark, tmp / "home", bases)
         if args.only:
             keep = set(args.only.split(",")) | {"gatewatch", "raw_relay", "direct"}
             targets = [s for s in targets if s.name in keep]
@@ -571,8 +585,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per size (best kept)")
     parser.add_argument("--repeat", type=int, default=10, help="cold starts per target")
     parser.add_argument("--only", help="comma-separated extra targets (gw_passthru, bulwark, ...)")
-    parser.add_argument("--base", type=Path,
-                        help="another checkout (e.g. `git archive main`) run as target gw_base")
+    parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR",
+                        help="another checkout (e.g. `git archive main`) run as target gw_NAME "
+                             "(gw_base) and gw_NAME_nodet, for a same-run A/B; repeatable")
     parser.add_argument("--no-bulwark", action="store_true", help="skip bulwark-mcp")
     parser.add_argument("--no-scan", action="store_true", help="skip the in-process 1 MB scan")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
-from proxy.store.database import Write
+from proxy.store.database import Params, Write
 from proxy.store.events import INSERT_EVENT
 from proxy.store.sessions import SessionRecorder
 from proxy.store.writer import close_writer, open_writer, write_batch
@@ -52,7 +52,7 @@ class AuditEvent:
 @dataclass(slots=True)
 class _Statement:
     sql: str
-    params: tuple[Any, ...]
+    params: Params  # a list of rows runs as one executemany step
 
 
 _STOP = object()
@@ -156,7 +156,7 @@ class AuditWriter:
         if pending is not None:
             await pending
 
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+    def execute(self, sql: str, params: Params = ()) -> None:
         """Queue any other parameterised statement (made by a proxy/store class), in order
         with the events. Never blocks."""
         self._enqueue(_Statement(sql, params))
@@ -165,7 +165,7 @@ class AuditWriter:
         """`execute` for the store classes, from the event loop and from worker threads alike
         (the engine writes from the loop; while it is loading, from a worker thread)."""
 
-        def write(sql: str, params: tuple[Any, ...]) -> None:
+        def write(sql: str, params: Params) -> None:
             if threading.current_thread() is threading.main_thread():
                 self._enqueue(_Statement(sql, params))
             else:

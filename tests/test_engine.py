@@ -464,12 +464,12 @@ def test_taint_crosses_servers_and_sessions_through_the_database(db_file, tmp_pa
 
 
 def test_taint_goes_through_the_given_writer(db, tmp_path):
-    queued: list[tuple[str, tuple[Any, ...]]] = []
+    queued: list[tuple[str, list[tuple[Any, ...]]]] = []
     engine = make(db, policy=SEND_POLICY, tmp=tmp_path,
                   write=lambda sql, params: queued.append((sql, params)))
     engine.result_seen("read_inbox", INBOX)
-    assert any("INSERT INTO taint" in sql and "attacker@evil.example" in params
-               for sql, params in queued)
+    assert any("INSERT INTO taint" in sql and any("attacker@evil.example" in row for row in rows)
+               for sql, rows in queued)
     assert db.execute("SELECT COUNT(*) FROM taint").fetchone()[0] == 0
     # the session's own memory still knows, before the writer has flushed
     assert engine.decide("send_email", {"to": ["attacker@evil.example"]}).verdict == "deny"

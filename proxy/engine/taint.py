@@ -295,6 +295,7 @@ class TaintLog:
     def record(self, tool: str, seen: list[Sighting], texts: list[str]) -> None:
         now = time.time()
         shared = 0
+        rows: list[tuple[str, str, str, str, str, str, float]] = []
         for s in seen:
             for value, kind in aliases(s.value, s.kind):
                 known = self._memory.setdefault(value, {})
@@ -306,8 +307,8 @@ class TaintLog:
                 shared += 1
                 if shared > MAX_SHARED_PER_RESULT:
                     continue  # a data dump: this session still knows every value
-                self._store.record(value, kind, s.provenance, self.server, tool,
-                                   self.session_id, now)
+                rows.append((value, kind, s.provenance, self.server, tool, self.session_id, now))
+        self._store.record_all(rows)
         for text in texts:
             self._add_text(tool, now, text.casefold())
 

@@ -26,15 +26,20 @@ if TYPE_CHECKING:
     from proxy.store.taint import TaintStore
     from proxy.store.trust import Denials, TrustStore
 
-# One parameterised statement, run now or queued; only proxy/store makes the SQL it carries.
-Write = Callable[[str, tuple[Any, ...]], None]
+# One parameterised statement (a list of rows: the statement once per row), run now or queued;
+# only proxy/store makes the SQL it carries.
+Params = tuple[Any, ...] | list[tuple[Any, ...]]
+Write = Callable[[str, Params], None]
 
 
 def direct(conn: sqlite3.Connection) -> Write:
     """A `Write` that runs each statement on `conn` at once."""
 
-    def write(sql: str, params: tuple[Any, ...]) -> None:
-        conn.execute(sql, params)
+    def write(sql: str, params: Params) -> None:
+        if isinstance(params, list):
+            conn.executemany(sql, params)
+        else:
+            conn.execute(sql, params)
 
     return write
 

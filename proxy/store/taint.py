@@ -29,11 +29,18 @@ class TaintStore:
 
     def record(self, value: str, kind: str, provenance: str, server: str, tool: str,
                session_id: str, ts: float) -> None:
-        self._write(
-            "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (value, kind, provenance, server, tool, session_id, ts),
-        )
+        self.record_all([(value, kind, provenance, server, tool, session_id, ts)])
+
+    def record_all(self, rows: list[tuple[str, str, str, str, str, str, float]]) -> None:
+        """(value, kind, provenance, server, tool, session_id, ts) rows in one statement: a
+        result can hold thousands of links, and a queued statement each cost more than the
+        scan that found them."""
+        if rows:
+            self._write(
+                "INSERT INTO taint (value, kind, provenance, server, tool, session_id, ts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                list(rows),
+            )
 
     def sightings(self, values: Sequence[str]) -> list[TaintRow]:
         """Rows for any of `values`: structured sightings first, then oldest first."""
