@@ -26,7 +26,7 @@ class Piece:
 
 
 async def read_frames(reader: asyncio.StreamReader, max_line: int) -> AsyncIterator[Line | Piece]:
-    buf = bytearray()
+    buf = bytearray()  # the start of a line that has not ended yet
     streaming = False  # inside an oversize line
     while True:
         chunk = await reader.read(READ_SIZE)
@@ -43,18 +43,25 @@ async def read_frames(reader: asyncio.StreamReader, max_line: int) -> AsyncItera
                 continue
             yield Piece(chunk[: nl + 1], first=False, last=True)
             streaming = False
-            buf += chunk[nl + 1 :]
-        else:
+            chunk = chunk[nl + 1 :]
+        # Lines are cut from the chunk itself unless a line began in an earlier read: a chunk
+        # that is one whole line (the common frame) comes out as it was read, uncopied.
+        data: bytes | bytearray = chunk
+        if buf:
             buf += chunk
+            data = buf
         start = 0
         while True:
-            nl = buf.find(b"\n", start)
+            nl = data.find(b"\n", start)
             if nl == -1:
                 break
-            yield Line(bytes(buf[start : nl + 1]))
+            yield Line(bytes(memoryview(data)[start : nl + 1]) if data is buf
+                       else chunk[start : nl + 1])
             start = nl + 1
-        if start:
+        if data is buf:
             del buf[:start]
+        elif start < len(chunk):
+            buf += memoryview(chunk)[start:]
         if len(buf) > max_line:
             yield Piece(bytes(buf), first=True, last=False)
             buf.clear()

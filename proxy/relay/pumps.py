@@ -34,6 +34,15 @@ from proxy.stdio import ByteWriter
 
 log = logging.getLogger(__name__)
 
+def _may_wait(writer: Any) -> bool:
+    """Could drain() wait or fail? Only with bytes still queued (the pipe is full) or a closing
+    transport; a frame the pipe took whole needs no trip through drain()."""
+    transport = getattr(writer, "transport", None)
+    if transport is None:
+        return True  # not a transport-backed writer: ask it
+    return bool(transport.get_write_buffer_size()) or transport.is_closing()
+
+
 class ClientRequestError(GatewatchError, RuntimeError):
     def __init__(self, error: Any) -> None:
         message = error.get("message") if isinstance(error, dict) else str(error)
@@ -94,7 +103,8 @@ class Relay:
             return
         try:
             self.client_out.write(data)
-            await self.client_out.drain()
+            if _may_wait(self.client_out):
+                await self.client_out.drain()
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.client_gone = True
 
@@ -103,7 +113,8 @@ class Relay:
             return
         try:
             self.upstream_in.write(data)
-            await self.upstream_in.drain()
+            if _may_wait(self.upstream_in):
+                await self.upstream_in.drain()
         except (BrokenPipeError, ConnectionResetError, OSError, RuntimeError):
             self.upstream_gone = True
 
