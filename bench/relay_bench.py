@@ -467,6 +467,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         targets = specs(not args.no_bulwark, tmp / "home", bases)
         if args.only:
             keep = set(args.only.split(",")) | {"gatewatch", "raw_relay", "direct"}
+            keep |= set(bases) | {f"{name}_nodet" for name in bases}
             targets = [s for s in targets if s.name in keep]
         report: dict[str, Any] = {
             "python": sys.version.split()[0],
@@ -558,13 +559,16 @@ def print_markdown(report: dict[str, Any], out: Callable[[str], None] = print) -
     names = list(next(iter(report["sizes"].values()))["results"])
     out("| target | " + " | ".join(label(s) for s in report["sizes"]) + " |")
     out("| --- |" + " ---: |" * len(report["sizes"]))
-    for metric, fmt in (("p50_ms", "{:.3f}"), ("p99_ms", "{:.2f}"), ("pipelined_rps", "{:,.0f}")):
+    metrics = (("p50_ms", "{:.3f}"), ("p99_ms", "{:.2f}"), ("pipelined_rps", "{:,.0f}"),
+               ("cpu_ms", "{:.3f}"))
+    for metric, fmt in metrics:
         out(f"| **{metric.replace('_', ' ')}** |" + " |" * len(report["sizes"]))
         for name in names:
             cells = []
             for block in report["sizes"].values():
                 r = block["results"].get(name)
-                cells.append(fmt.format(r[metric]) if r else "fails")
+                cells.append(fmt.format(r[metric]) if r and metric in r else
+                             "fails" if not r else "")
             out(f"| {name} | " + " | ".join(cells) + " |")
     out("")
     out("| cold start, median ms from spawn | to `initialize` answer | to `tools/list` answer |")
