@@ -407,7 +407,8 @@ def ratios(results: dict[str, dict[str, float]]) -> dict[str, float]:
             a, b = results[new], results[old]
             out[f"p50 {new}/{old}"] = a["p50_ms"] / b["p50_ms"]
             out[f"rps {new}/{old}"] = a["pipelined_rps"] / b["pipelined_rps"]
-            out[f"cpu {new}/{old}"] = a["cpu_ms"] / b["cpu_ms"]
+            if b["cpu_ms"] > 0:  # CPU time counts in clock ticks: a short run may show none
+                out[f"cpu {new}/{old}"] = a["cpu_ms"] / b["cpu_ms"]
     return out
 
 

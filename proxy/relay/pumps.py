@@ -34,6 +34,7 @@ from proxy.stdio import ByteWriter
 
 log = logging.getLogger(__name__)
 
+
 def _may_wait(writer: Any) -> bool:
     """Could drain() wait or fail? Only with bytes still queued (the pipe is full) or a closing
     transport; a frame the pipe took whole needs no trip through drain()."""
