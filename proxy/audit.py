@@ -200,11 +200,15 @@ class AuditWriter:
                 await self._index()
         return await self._queue.get()
 
-    async def _index(self) -> None:
+    async def _index(self) -> bool:
+        """One chunk of rows into the search index, in its own transaction (so other proxies'
+        writers take turns); False if it failed."""
         try:
             self._unindexed = await index_chunk(self._db)
         except Exception as exc:  # locked beyond busy_timeout, disk full: try again later
             log.warning("indexing audit rows for search failed (%s)", exc)
+            return False
+        return True
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -235,8 +239,9 @@ class AuditWriter:
             await self._flush(batch)
             if stop:
                 return
-            if self._unindexed >= INDEX_LAG:
-                await self._index()  # busy for long: keep the unindexed tail short
+            while self._unindexed >= INDEX_LAG:  # busy for long: keep the unindexed tail short
+                if not await self._index():
+                    break
 
     def _batch_ready(self) -> None:
         if self._gathering is not None and not self._gathering.done():
