@@ -6,9 +6,11 @@ gathers whatever else arrives within `window` seconds, and writes the batch in o
 A crash loses at most the batch being gathered. Other statements (sessions, taint, pins, trust)
 go through the same queue with `execute()` so their order with events is kept.
 
-The History search index is filled here too, off the write path (proxy.store.fts_index): once
-the queue has stayed empty for `index_idle` seconds, or when `INDEX_LAG` rows have been written
-since the last indexing, one chunk at a time, so a new event never waits behind the index.
+The History search index is filled here too, off the write path (proxy.store.fts_index), one
+chunk per transaction: once the queue has stayed empty for `index_idle` seconds, and, when the
+writer is never idle that long, after a batch that leaves `INDEX_LAG` rows or more unindexed
+(until fewer are left). A batch is committed before its rows are indexed: a row is durable
+first and searchable through the index shortly after (proxy.store.history scans the rest).
 """
 
 from __future__ import annotations
