@@ -182,8 +182,9 @@ class History:
         if before_id is not None:
             where += " AND id < ?"
             params.append(before_id)
+        # NOT INDEXED: walk the rowid range, never a filter's index over the whole table.
         return _rows(self._db.execute(
-            f"SELECT {_select()} FROM events WHERE {where} ORDER BY id DESC LIMIT ?",
+            f"SELECT {_select()} FROM events NOT INDEXED WHERE {where} ORDER BY id DESC LIMIT ?",
             [*params, limit]))
 
     def _by_result_trace(self, filt: HistoryFilter, trace: str) -> Row | None:
