@@ -34,9 +34,10 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 class HistoryModel(QAbstractTableModel):
-    """Indexed filters and free text of 3+ characters (the FTS index) load pages inline: a page
-    costs about what reading one costs, whatever the table size. Shorter text must scan, so
-    its pages load on a worker thread with its own read-only connection."""
+    """Indexed filters and free text of 3+ characters (the FTS index, plus a scan of the few
+    newest rows it has not reached yet) load pages inline: a page costs about what reading one
+    costs, whatever the table size. Shorter text must scan, so its pages load on a worker
+    thread with its own read-only connection."""
 
     searching = Signal(bool)
     _page_loaded = Signal(int, object)  # generation, rows (from the worker thread)

@@ -5,6 +5,12 @@ full the caller awaits, so nothing is dropped). A background task waits for the 
 gathers whatever else arrives within `window` seconds, and writes the batch in one transaction.
 A crash loses at most the batch being gathered. Other statements (sessions, taint, pins, trust)
 go through the same queue with `execute()` so their order with events is kept.
+
+The History search index is filled here too, off the write path (proxy.store.fts_index), one
+chunk per transaction: once the queue has stayed empty for `index_idle` seconds, and, when the
+writer is never idle that long, after a batch that leaves `INDEX_LAG` rows or more unindexed
+(until fewer are left). A batch is committed before its rows are indexed: a row is durable
+first and searchable through the index shortly after (proxy.store.history scans the rest).
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from typing import Any
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
 from proxy.store.database import Params, Write
 from proxy.store.events import INSERT_EVENT
+from proxy.store.fts_index import INDEX_LAG
 from proxy.store.sessions import SessionRecorder
-from proxy.store.writer import close_writer, open_writer, write_batch
+from proxy.store.writer import close_writer, index_chunk, open_writer, write_batch
 
 log = logging.getLogger(__name__)
 PAYLOAD_LIMIT = 16 * 1024
@@ -104,6 +111,7 @@ class AuditWriter:
         window: float = 0.05,
         max_batch: int = 1000,
         maxsize: int = 10_000,
+        index_idle: float = 0.25,
     ) -> None:
         self.path = path
         self.session_id = session_id
@@ -111,6 +119,7 @@ class AuditWriter:
         self.window = window
         self.max_batch = max_batch
         self.maxsize = maxsize
+        self.index_idle = index_idle
         # Unbounded underneath: the bound applies to events (their producers wait for room);
         # statements from synchronous code (engine, ask chain) are never refused or dropped.
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -123,6 +132,7 @@ class AuditWriter:
         self.waited = 0  # times a producer had to wait for room
         self.written = 0
         self.failed = 0
+        self._unindexed = 1  # rows this writer wrote since it last indexed (others' count too)
         self.sessions = SessionRecorder(self.execute)  # this session's row, in order
 
     async def start(self) -> None:
@@ -183,10 +193,29 @@ class AuditWriter:
             await close_writer(self._db)
             self._db = None
 
+    async def _next(self) -> Any:
+        """The next queued item; while none comes and rows wait for the index, index them."""
+        while self._unindexed and self._queue.empty():
+            try:
+                return await asyncio.wait_for(self._queue.get(), self.index_idle)
+            except TimeoutError:
+                await self._index()
+        return await self._queue.get()
+
+    async def _index(self) -> bool:
+        """One chunk of rows into the search index, in its own transaction (so other proxies'
+        writers take turns); False if it failed."""
+        try:
+            self._unindexed = await index_chunk(self._db)
+        except Exception as exc:  # locked beyond busy_timeout, disk full: try again later
+            log.warning("indexing audit rows for search failed (%s)", exc)
+            return False
+        return True
+
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            item = await self._queue.get()
+            item = await self._next()
             if item is _STOP:
                 return
             batch = [item]
@@ -212,6 +241,9 @@ class AuditWriter:
             await self._flush(batch)
             if stop:
                 return
+            while self._unindexed >= INDEX_LAG:  # busy for long: keep the unindexed tail short
+                if not await self._index():
+                    break
 
     def _batch_ready(self) -> None:
         if self._gathering is not None and not self._gathering.done():
@@ -261,6 +293,7 @@ class AuditWriter:
             try:
                 await write_batch(self._db, steps)
                 self.written += len(batch)
+                self._unindexed += len(batch)
                 return
             except Exception as exc:  # locked beyond busy_timeout, disk full, ...
                 log.warning("audit write failed (%s); retrying", exc)

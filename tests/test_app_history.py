@@ -18,7 +18,7 @@ from app import wording
 from app.history_model import HistoryModel
 from app.history_tab import HistoryTab
 from app.outcomes import outcome_text
-from proxy.store import schema
+from proxy.store import fts_index, schema
 from proxy.store.queries import EventFilter
 
 
@@ -206,12 +206,16 @@ def test_indexed_search_finds_what_a_substring_scan_finds(conn: sqlite3.Connecti
     filt = hq.HistoryFilter(text=text, all_frames=True)
     where, params = EventFilter(text=text).where()
     scan = {r[0] for r in conn.execute(f"SELECT id FROM events WHERE {where}", params)}
-    assert {r.id for r in hq.History(conn).page(filt)} == scan
+    assert {r.id for r in hq.History(conn).page(filt)} == scan  # not indexed yet
+    fts_index.index_all(conn)
+    assert {r.id for r in hq.History(conn).page(filt)} == scan  # through the index
 
 
 def test_indexed_search_folds_case_beyond_ascii(conn: sqlite3.Connection) -> None:
     # Where the index differs from LIKE it is kinder: Ü matches ü, as a person expects.
     add_event(conn, 1.0, reason="Ünïcödé and more")
+    assert len(hq.History(conn).page(hq.HistoryFilter(text="üNÏ"))) == 1
+    fts_index.index_all(conn)
     assert len(hq.History(conn).page(hq.HistoryFilter(text="üNÏ"))) == 1
 
 

@@ -50,9 +50,11 @@ def test_a_proxy_waits_while_another_process_upgrades_the_database(
     from proxy.store import schema
 
     path = tmp_path / "gatewatch.db"
-    connect(path).close()
     old = sqlite3.connect(path, isolation_level=None)
-    old.execute("DROP TABLE hot_results")  # as a database of the version before
+    old.execute("PRAGMA journal_mode = WAL")
+    for step in schema.MIGRATIONS[:-1]:  # a database of the version before
+        for statement in schema._statements(step):
+            old.execute(statement)
     old.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
     monkeypatch.setattr(schema, "BUSY_TIMEOUT_MS", 100)
     old.execute("BEGIN IMMEDIATE")  # another process, upgrading

@@ -5,7 +5,9 @@ Two views of the audit log. "Calls" (the default) lists one row per tool call: i
 onto which the database's triggers copy the call's outcome (schema v2). "All frames" lists
 every row. Rows are newest first by (ts, id); every index used ends in ts (and the rowid), so
 a page costs the same at row 10 and row 1,000,000. Free text of three characters or more goes
-through the trigram FTS index, newest match first by id; shorter text has to scan.
+through the trigram FTS index, newest match first by id; shorter text has to scan. The index is
+filled shortly after a row is written (proxy.store.fts_index): the newest rows, not indexed
+yet, are matched by a scan with the index's own rules (substring, case folded).
 Rows are read by column name, never by position.
 """
 
@@ -18,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from proxy.errors import InvalidValue
-from proxy.store.queries import EventFilter, fts_query
+from proxy.store.fts_index import indexed_upto
+from proxy.store.queries import EventFilter, fts_forms, fts_query
 
 
 class Row(NamedTuple):
@@ -100,11 +103,20 @@ def _one(cur: sqlite3.Cursor) -> dict[str, Any] | None:
     return next(_named(cur), None)
 
 
+def _contains(count: int, *args: Any) -> int:
+    """gw_contains(n, needle 1..n, column...): does a column hold a needle, case folded as the
+    trigram tokenizer folds (the needles come folded)."""
+    needles = args[:count]
+    return int(any(isinstance(value, str) and any(n in value.lower() for n in needles)
+                   for value in args[count:]))
+
+
 class History:
     """Reads only: the app's connection (or a worker thread's read-only one)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
+        db.create_function("gw_contains", -1, _contains, deterministic=True)
 
     def database_path(self) -> str:
         """The file behind the connection, for a worker thread's own read-only one."""
@@ -144,13 +156,36 @@ class History:
             f"SELECT {_select('e.')} FROM events_fts CROSS JOIN events e ON e.id = events_fts.rowid"
             f" WHERE events_fts MATCH ? AND {where} ORDER BY events_fts.rowid DESC LIMIT ?"
         )
-        found = _rows(self._db.execute(sql, [match, *params, limit]))
+        upto = indexed_upto(self._db)  # read first: a row indexed meanwhile is found twice
+        found = self._unindexed_page(filt, upto, before_id, limit)
+        if len(found) < limit:
+            seen = {r.id for r in found}
+            more = _rows(self._db.execute(sql, [match, *params, limit]))
+            found += [r for r in more if r.id not in seen][: limit - len(found)]
         if before_id is None and not filt.all_frames:
             # A trace id names the blocked result, which is not the call's own row.
             traced = self._by_result_trace(filt, filt.text.strip())
             if traced is not None and all(r.id != traced.id for r in found):
                 found = sorted([traced, *found], key=lambda r: r.id, reverse=True)[:limit]
         return found
+
+    def _unindexed_page(
+        self, filt: HistoryFilter, upto: int, before_id: int | None, limit: int
+    ) -> list[Row]:
+        """Matches among the rows the index has not reached yet (the newest ones, a short
+        range of rowids), compared as the trigram index compares: a substring, case folded."""
+        where, params = condition(filt, text=False)
+        needles = [form.lower() for form in fts_forms(filt.text)]
+        where += (f" AND id > ? AND gw_contains({len(needles)}, {', '.join('?' * len(needles))},"
+                  " server, tool, method, reason, payload, trace_id)")
+        params += [upto, *needles]
+        if before_id is not None:
+            where += " AND id < ?"
+            params.append(before_id)
+        # NOT INDEXED: walk the rowid range, never a filter's index over the whole table.
+        return _rows(self._db.execute(
+            f"SELECT {_select()} FROM events NOT INDEXED WHERE {where} ORDER BY id DESC LIMIT ?",
+            [*params, limit]))
 
     def _by_result_trace(self, filt: HistoryFilter, trace: str) -> Row | None:
         where, params = condition(filt, text=False)

@@ -81,11 +81,15 @@ def fts_query(text: str) -> str | None:
     """An FTS5 query for the same substring search as `like_clause`, or None when the text is
     too short for the trigram index. Both the text and its JSON-escaped form (how a payload
     stores a quote) are looked for; each is one quoted phrase, so no character is syntax."""
-    text = text.strip()
-    if len(text) < FTS_MIN_CHARS:
+    if len(text.strip()) < FTS_MIN_CHARS:
         return None
-    forms = dict.fromkeys((text, json.dumps(text, ensure_ascii=False)[1:-1]))
-    return " OR ".join('"' + form.replace('"', '""') + '"' for form in forms)
+    return " OR ".join('"' + form.replace('"', '""') + '"' for form in fts_forms(text))
+
+
+def fts_forms(text: str) -> list[str]:
+    """The text as typed, and as a payload stores it (JSON-escaped), once each."""
+    text = text.strip()
+    return list(dict.fromkeys((text, json.dumps(text, ensure_ascii=False)[1:-1])))
 
 
 def like_escape(text: str) -> str:

@@ -256,6 +256,28 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX hot_results_ts ON hot_results(ts);
     """,
+    # 3 -> 4: the search index is filled off the write path (proxy/store/fts_index.py), not by
+    # a trigger on every insert. Rows already there are indexed (v2's trigger), so the mark
+    # starts at the newest row: the upgrade touches no row. Retention removes from the index
+    # only what was put there.
+    """
+    CREATE TABLE fts_progress (
+        id               INTEGER PRIMARY KEY CHECK (id = 1),
+        indexed_upto     INTEGER NOT NULL       -- every events row with id <= this is indexed
+    );
+    INSERT INTO fts_progress (id, indexed_upto)
+    VALUES (1, (SELECT COALESCE(MAX(id), 0) FROM events));
+    DROP TRIGGER events_fts_insert;
+    DROP TRIGGER events_fts_delete;
+    CREATE TRIGGER events_fts_delete AFTER DELETE ON events
+    WHEN OLD.id <= (SELECT indexed_upto FROM fts_progress)
+    BEGIN
+        INSERT INTO events_fts (events_fts, rowid, server, tool, method, reason, payload,
+                                trace_id)
+        VALUES ('delete', OLD.id, OLD.server, OLD.tool, OLD.method, OLD.reason, OLD.payload,
+                OLD.trace_id);
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

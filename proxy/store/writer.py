@@ -28,6 +28,13 @@ async def write_batch(db: sqlite3.Connection, steps: list[Step]) -> None:
     await asyncio.to_thread(_write_steps, db, steps)
 
 
+async def index_chunk(db: sqlite3.Connection) -> int:
+    """Index the next chunk of audit rows for History search; how many still wait."""
+    from proxy.store.fts_index import index_chunk as chunk
+
+    return await asyncio.to_thread(chunk, db)
+
+
 async def close_writer(db: sqlite3.Connection) -> None:
     await asyncio.to_thread(db.close)
 
