@@ -628,9 +628,14 @@ def unproven(report: dict[str, Any]) -> list[str]:
         check = block["audit"].get("gatewatch")
         if check is None:
             continue
-        decided = check["calls"].get("allow/rules/default", 0)
-        if decided != sum(check["calls"].values()) or decided != check["results"]:
-            problems.append(f"at {label(size)} the audit log shows {check['calls']} for "
+        # A call the detector's argument rules deny (real text can name ~/.netrc) was
+        # decided too, and has no result to scan; every allowed call must have one.
+        calls = check["calls"]
+        allowed = calls.get("allow/rules/default", 0)
+        undecided = sum(n for key, n in calls.items()
+                        if not key.startswith(("allow/", "deny/")) or key.split("/")[1] == "")
+        if undecided or allowed != check["results"]:
+            problems.append(f"at {label(size)} the audit log shows {calls} for "
                             f"{check['results']} results")
     return problems
 
