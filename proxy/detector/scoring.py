@@ -1,0 +1,406 @@
+"""The learned layer's window scorer, and how a derived view is scored at the cost of its changes.
+
+`Scorer.full` is the scorer (model.LinearModel.best_window): each position's contribution is
+the weight of its token, of the bigram it ends and of its word-class keys, where a positive
+key counts once per `window` tokens (a chain per key: counted when `window` tokens have passed
+since the key last counted); the best sum over windows of half and the whole `window` wins.
+
+A respelled copy of a megabyte differs from the text in a few words, and scoring it whole
+costs as much as the text. `Scorer.derive` scores it from the text's run instead, exactly:
+- its tokens are the text's with the changed words re-read (textdiff.token_splice);
+- a position's contribution changes only where its keys change (the changed tokens and the
+  two after them: bigrams and class pairs look back two tokens) or where the chain of one of
+  its keys decides differently; the keys at changed positions ("dirty" keys, and around a
+  change that shifts positions, the keys seen within `window` tokens before it) have their
+  chains recomputed over their occurrences in the view, every other key decides as it did in
+  the text; only the positions where something differs are summed again, in the scorer's own
+  order of additions, so every contribution is the same float;
+- the prefix sums and window sums are taken over the whole view again (C-speed maps): a
+  window's float sum depends on everything before it.
+The chains assume the scorer's keys are independent; `last` in the scorer is one dict for
+token strings, bigram tuples, class names and class-pair tuples, so a model file whose
+unigram keys include a class name (or bigram keys a class pair) shares a chain between the
+two. Such a model is scored in full for every view (`Scorer.independent`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from proxy.detector.lexicon import CLASS_OF
+from proxy.detector.textdiff import TokenIndex, TokenRegion, token_splice, word_mask
+
+if TYPE_CHECKING:
+    from proxy.detector.model import LinearModel
+
+_ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
+MIN_DERIVED_CHARS = 2048  # shorter views cost less to score whole than to compare
+_MAX_CHANGED_SHARE = 4  # derive only when at most 1/4 of the tokens changed
+_LENGTH_SLACK = 8  # a base is looked for among runs within 1/8 of the view's length
+
+Best = tuple[float, int, int]
+
+
+@dataclass
+class Run:
+    """One scored token list: what `derive` needs to score a close copy of it."""
+
+    toks: list[str]
+    best: Best
+    unigram: list[float] = field(default_factory=list)  # raw weight per position
+    pairs: list[float] = field(default_factory=list)  # raw weight of the bigram at i, i+1
+    classes: list[str | None] = field(default_factory=list)
+    contrib: list[float] = field(default_factory=list)
+    # Positive keys whose chain did not count them: unigram and bigram positions, (position,
+    # slot) of class keys (slot 0 the class, 1 and 2 the pair with the class 1 and 2 back).
+    skipped_u: set[int] = field(default_factory=set)
+    skipped_b: set[int] = field(default_factory=set)
+    skipped_c: set[tuple[int, int]] = field(default_factory=set)
+    text: str | None = None  # set on runs that other views may be derived from
+    index: TokenIndex | None = None
+
+
+class Scorer:
+    def __init__(self, model: LinearModel, tokenize: Callable[[str], list[str]]) -> None:
+        self.span = model.window
+        self.uni = model.unigrams
+        self.bi = model.bigrams
+        self.cls_w = model.classes
+        self.pair_w = model.class_pairs
+        self.tokenize = tokenize
+        finite = all(math.isfinite(float(w)) for w in model.weights.values())
+        shared = not self.uni.keys().isdisjoint(self.cls_w) or not self.bi.keys().isdisjoint(
+            self.pair_w
+        )
+        self.independent = finite and not shared
+
+    # --- the scorer ---------------------------------------------------------------------
+
+    def full(self, toks: list[str]) -> Run:
+        if not toks:
+            return Run(toks, (0.0, 0, 0))
+        span = self.span
+        uni, bi, cls_w, pair_w = self.uni, self.bi, self.cls_w, self.pair_w
+        last: dict[Any, int] = {}
+        seen = last.get
+        # map() over dict.get runs at C speed; only the hits are walked in Python.
+        unigram = list(map(uni.get, toks, itertools.repeat(0.0)))
+        contrib = unigram.copy()
+        n = len(toks)
+        skipped_u: set[int] = set()
+        # Positive evidence counts once per window; negative evidence is kept as is. The
+        # positions to walk are picked by compress() over C-speed maps, not a Python loop.
+        for i in list(itertools.compress(range(n), map(operator.gt, contrib, _ZEROS))):
+            tok = toks[i]
+            if i - seen(tok, -span) < span:
+                contrib[i] = 0.0
+                skipped_u.add(i)
+            else:
+                last[tok] = i
+        pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
+        skipped_b: set[int] = set()
+        for i in list(itertools.compress(range(n - 1), pairs)):
+            weight = pairs[i]
+            pair = (toks[i], toks[i + 1])
+            if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
+                contrib[i + 1] += weight
+                if weight > 0.0:
+                    last[pair] = i + 1
+            else:
+                skipped_b.add(i + 1)
+        classes = list(map(CLASS_OF.get, toks))
+        skipped_c: set[tuple[int, int]] = set()
+        for i in list(itertools.compress(range(n), classes)):
+            cls = classes[i]
+            assert cls is not None
+            keys: list[tuple[int, str | tuple[str, str]]] = [(0, cls)]
+            for back in (1, 2):
+                prev = classes[i - back] if i >= back else None
+                if prev is not None:
+                    keys.append((back, (prev, cls)))
+            for slot, key in keys:
+                found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
+                if found is None:
+                    continue
+                if found < 0.0 or i - seen(key, -span) >= span:
+                    contrib[i] += found
+                    if found > 0.0:
+                        last[key] = i
+                else:
+                    skipped_c.add((i, slot))
+        return Run(toks, windows(contrib, span), unigram, pairs, classes, contrib,
+                   skipped_u, skipped_b, skipped_c)
+
+    # --- a view scored from a close one -------------------------------------------------
+
+    def derive(self, base: Run, toks: list[str], changes: list[TokenRegion]) -> Run:
+        """The run of `toks`, which are base.toks with base.toks[a0:a1] replaced by
+        toks[b0:b1] for each (a0, a1, b0, b1) of `changes` (in order, not overlapping)."""
+        n = len(toks)
+        if not toks or not base.toks:
+            return self.full(toks)
+        uni, cls_w, pair_w = self.uni, self.cls_w, self.pair_w
+        pieces = _pieces(changes, n)
+        unigram: list[float] = []
+        classes: list[str | None] = []
+        contrib: list[float] = []
+        pairs: list[float] = []
+        touched: set[int] = set()  # positions of the view whose keys may differ
+        base_touched: set[int] = set()  # positions of the base whose keys may be gone
+        for p, q, x in pieces:
+            if x is None:  # new tokens
+                new = toks[p:q]
+                unigram += map(uni.get, new, itertools.repeat(0.0))
+                classes += map(CLASS_OF.get, new)
+                contrib += itertools.repeat(0.0, q - p)
+                pairs += map(self.bi.get, itertools.pairwise(new), itertools.repeat(0.0))
+                touched.update(range(p, q))
+            else:
+                unigram += base.unigram[x : x + q - p]
+                classes += base.classes[x : x + q - p]
+                contrib += base.contrib[x : x + q - p]
+                pairs += base.pairs[x : x + q - p - 1]
+                if p or x:  # after a change: the first two look back at it
+                    touched.update(range(p, min(p + 2, q)))
+                    base_touched.update(range(x, min(x + 2, x + q - p)))
+            if q < n:
+                pairs.append(self.bi.get((toks[q - 1], toks[q]), 0.0))
+        for a0, a1, b0, b1 in changes:
+            base_touched.update(range(a0, a1))
+            if a1 - a0 != b1 - b0:  # positions after it shift: chains that reach across
+                base_touched.update(range(max(0, a0 - self.span), a0))
+                touched.update(range(max(0, b0 - self.span), b0))
+        view = Run(toks, (0.0, 0, 0), unigram, pairs, classes, contrib)
+        dirty_u: set[str] = set()
+        dirty_b: set[tuple[str, str]] = set()
+        dirty_c: set[str | tuple[str, str]] = set()
+        for run, positions in ((base, base_touched), (view, touched)):
+            for i in positions:
+                self._keys(run, i, dirty_u, dirty_b, dirty_c)
+        view_skipped_u, view_skipped_b, view_skipped_c, events = self._chains(
+            view, dirty_u, dirty_b, dirty_c
+        )
+        # Where a dirty key's chain decided otherwise than in the base, the sum is redone.
+        copies = [(p, x) for p, _q, x in pieces if x is not None]
+        starts = [p for p, _x in copies]
+        offsets = [x - p for p, x in copies]
+        redo = set(touched)
+        for kind, i, slot in events:
+            if i in touched:
+                continue
+            at = bisect.bisect_right(starts, i) - 1
+            j = i + offsets[at]
+            if kind == 0:
+                differs = (i in view_skipped_u) != (j in base.skipped_u)
+            elif kind == 1:
+                differs = (i in view_skipped_b) != (j in base.skipped_b)
+            else:
+                differs = ((i, slot) in view_skipped_c) != ((j, slot) in base.skipped_c)
+            if differs:
+                redo.add(i)
+        for i in redo:
+            if i in touched:
+                j = -1
+            else:
+                at = bisect.bisect_right(starts, i) - 1
+                j = i + offsets[at]
+            tok = toks[i]
+            c = unigram[i]
+            if c > 0.0 and (
+                i in view_skipped_u if tok in dirty_u else j in base.skipped_u
+            ):
+                c = 0.0
+            if i:
+                weight = pairs[i - 1]
+                if weight < 0.0 or (weight > 0.0 and not (
+                    i in view_skipped_b if (toks[i - 1], tok) in dirty_b
+                    else j in base.skipped_b
+                )):
+                    c += weight
+            cls = classes[i]
+            if cls is not None:
+                for slot, key in _class_keys(classes, i, cls):
+                    found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
+                    if found is None:
+                        continue
+                    if found > 0.0 and (
+                        (i, slot) in view_skipped_c if key in dirty_c
+                        else (j, slot) in base.skipped_c
+                    ):
+                        continue
+                    c += found
+            contrib[i] = c
+        view.best = windows(contrib, self.span)
+        return view
+
+    def _keys(
+        self,
+        run: Run,
+        i: int,
+        dirty_u: set[str],
+        dirty_b: set[tuple[str, str]],
+        dirty_c: set[str | tuple[str, str]],
+    ) -> None:
+        """Add the positive keys at position i of `run` to the dirty sets."""
+        toks = run.toks
+        if run.unigram[i] > 0.0:
+            dirty_u.add(toks[i])
+        if i and run.pairs[i - 1] > 0.0:
+            dirty_b.add((toks[i - 1], toks[i]))
+        cls = run.classes[i]
+        if cls is not None:
+            for _slot, key in _class_keys(run.classes, i, cls):
+                found = self.cls_w.get(key) if isinstance(key, str) else self.pair_w.get(key)
+                if found is not None and found > 0.0:
+                    dirty_c.add(key)
+
+    def _chains(
+        self,
+        view: Run,
+        dirty_u: set[str],
+        dirty_b: set[tuple[str, str]],
+        dirty_c: set[str | tuple[str, str]],
+    ) -> tuple[set[int], set[int], set[tuple[int, int]], list[tuple[int, int, int]]]:
+        """The chains of the dirty keys over the whole view: which of their occurrences are
+        not counted, and every occurrence as (kind 0/1/2, position, class slot)."""
+        span = self.span
+        toks, n = view.toks, len(view.toks)
+        skipped_u: set[int] = set()
+        skipped_b: set[int] = set()
+        skipped_c: set[tuple[int, int]] = set()
+        events: list[tuple[int, int, int]] = []
+        if dirty_u or dirty_b:
+            wanted = dirty_u | {b for _a, b in dirty_b}
+            last_u: dict[str, int] = {}
+            last_b: dict[tuple[str, str], int] = {}
+            for i in list(itertools.compress(range(n), map(wanted.__contains__, toks))):
+                tok = toks[i]
+                if tok in dirty_u:
+                    events.append((0, i, 0))
+                    if i - last_u.get(tok, -span) < span:
+                        skipped_u.add(i)
+                    else:
+                        last_u[tok] = i
+                if i and dirty_b:
+                    pair = (toks[i - 1], tok)
+                    if pair in dirty_b:
+                        events.append((1, i, 0))
+                        if i - last_b.get(pair, -span) < span:
+                            skipped_b.add(i)
+                        else:
+                            last_b[pair] = i
+        if dirty_c:
+            classes = view.classes
+            last_c: dict[str | tuple[str, str], int] = {}
+            for i in list(itertools.compress(range(n), classes)):
+                cls = classes[i]
+                assert cls is not None
+                for slot, key in _class_keys(classes, i, cls):
+                    if key not in dirty_c:
+                        continue
+                    events.append((2, i, slot))
+                    if i - last_c.get(key, -span) < span:
+                        skipped_c.add((i, slot))
+                    else:
+                        last_c[key] = i
+        return skipped_u, skipped_b, skipped_c, events
+
+
+def _class_keys(
+    classes: list[str | None], i: int, cls: str
+) -> list[tuple[int, str | tuple[str, str]]]:
+    keys: list[tuple[int, str | tuple[str, str]]] = [(0, cls)]
+    for back in (1, 2):
+        prev = classes[i - back] if i >= back else None
+        if prev is not None:
+            keys.append((back, (prev, cls)))
+    return keys
+
+
+def _pieces(changes: list[TokenRegion], n: int) -> list[tuple[int, int, int | None]]:
+    """The view as pieces in order: (start, end, where the copied tokens start in the base,
+    or None for new tokens); empty pieces left out."""
+    out: list[tuple[int, int, int | None]] = []
+    prev_a = prev_b = 0
+    for _a0, a1, b0, b1 in changes:
+        if b0 > prev_b:
+            out.append((prev_b, b0, prev_a))
+        if b1 > b0:
+            out.append((b0, b1, None))
+        prev_a, prev_b = a1, b1
+    if n > prev_b:
+        out.append((prev_b, n, prev_a))
+    return out
+
+
+def windows(contrib: list[float], span: int) -> Best:
+    """The best sum over windows of span // 2 and span positions: (sum, start, length)."""
+    if len(contrib) <= span:
+        return math.fsum(contrib), 0, len(contrib)
+    prefix = [0.0, *itertools.accumulate(contrib)]
+    best, at, length = -math.inf, 0, span
+    # Shorter windows too: a one-sentence injection inside a listing is not diluted by
+    # the fields around it.
+    for size in (span // 2, span):
+        sums = list(map(operator.sub, prefix[size:], prefix))
+        top = max(sums)
+        if top > best:
+            best, at, length = top, sums.index(top), size
+    return best, at, length
+
+
+class Views:
+    """The views of one result being scored: a text seen before is not scored again, one
+    close to a text scored in full is derived from it."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        self.scorer = scorer
+        self.by_text: dict[str, Run] = {}
+        self.bases: list[Run] = []
+
+    def score(self, text: str, deadline: float | None) -> Run | None:
+        """The run of `text`; None when the deadline passed after tokenising it."""
+        import time
+
+        run = self.by_text.get(text)
+        if run is None:
+            run = self._derived(text)
+        if run is None:
+            toks = self.scorer.tokenize(text)
+            if deadline is not None and time.monotonic() > deadline:
+                return None
+            run = self.scorer.full(toks)
+            run.text = text
+            self.bases.append(run)
+        self.by_text[text] = run
+        return run
+
+    def _derived(self, text: str) -> Run | None:
+        if not self.scorer.independent or len(text) < MIN_DERIVED_CHARS:
+            return None
+        close = [b for b in self.bases
+                 if abs(len(b.text or "") - len(text)) * _LENGTH_SLACK <= len(text)]
+        if not close:
+            return None
+        base = min(close, key=lambda b: abs(len(b.text or "") - len(text)))
+        assert base.text is not None
+        if base.index is None:
+            mask = word_mask(base.text)
+            if mask is None:
+                return None
+            base.index = TokenIndex(base.text, mask, self.scorer.tokenize)
+        limit = len(base.toks) // _MAX_CHANGED_SHARE
+        spliced = token_splice(base.text, base.toks, base.index, text, self.scorer.tokenize,
+                               max_regions=limit)
+        if spliced is None:
+            return None
+        toks, changes = spliced
+        if sum(a1 - a0 + b1 - b0 for a0, a1, b0, b1 in changes) > limit:
+            return None
+        return self.scorer.derive(base, toks, changes)
