@@ -41,7 +41,7 @@ def tokens(folded: str) -> list[str]:
     one-letter misspellings of the class words repaired."""
     toks = _TOKEN.findall(_DIGITS.sub("0", folded))
     fixes = {t: r for t in set(toks) if len(t) >= 6 and (r := repair(t)) != t}
-    return [fixes.get(t, t) for t in toks] if fixes else toks
+    return list(map(fixes.get, toks, toks)) if fixes else toks
 
 
 def position_features(toks: list[str], i: int) -> list[str]:

@@ -34,14 +34,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from proxy.detector.lexicon import CLASS_OF
-from proxy.detector.textdiff import TokenIndex, TokenRegion, token_splice, word_mask
+from proxy.detector.textdiff import (
+    TokenIndex,
+    TokenRegion,
+    char_regions,
+    token_splice,
+    word_mask,
+)
 
 if TYPE_CHECKING:
     from proxy.detector.model import LinearModel
 
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 MIN_DERIVED_CHARS = 2048  # shorter views cost less to score whole than to compare
-_MAX_CHANGED_SHARE = 4  # derive only when at most 1/4 of the tokens changed
+_SPLICED_PIECES = 64  # with more pieces than this, the view's raw weights are mapped anew
+# A changed word costs some 20 times what a token costs scored whole: derive only when at most
+# one token in _MAX_CHANGED_SHARE changed.
+_MAX_CHANGED_SHARE = 40
 _LENGTH_SLACK = 8  # a base is looked for among runs within 1/8 of the view's length
 
 Best = tuple[float, int, int]
@@ -78,7 +87,8 @@ class Scorer:
         shared = not self.uni.keys().isdisjoint(self.cls_w) or not self.bi.keys().isdisjoint(
             self.pair_w
         )
-        self.independent = finite and not shared
+        negative_zero = any(w == 0.0 and math.copysign(1.0, w) < 0.0 for w in self.uni.values())
+        self.independent = finite and not shared and not negative_zero
 
     # --- the scorer ---------------------------------------------------------------------
 
@@ -105,15 +115,30 @@ class Scorer:
                 last[tok] = i
         pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
         skipped_b: set[int] = set()
-        for i in list(itertools.compress(range(n - 1), pairs)):
-            weight = pairs[i]
-            pair = (toks[i], toks[i + 1])
-            if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
-                contrib[i + 1] += weight
-                if weight > 0.0:
+        if self.independent:
+            # Negative bigrams always count and most bigrams are negative: only the positive
+            # ones walk their chains, and every position gets its one bigram in a C-speed
+            # map (adding 0.0 where it has none or it did not count: exact, as no unigram
+            # weight is -0.0).
+            terms = pairs.copy()
+            for i in list(itertools.compress(range(n - 1), map(operator.gt, pairs, _ZEROS))):
+                pair = (toks[i], toks[i + 1])
+                if i + 1 - seen(pair, -span) >= span:
                     last[pair] = i + 1
-            else:
-                skipped_b.add(i + 1)
+                else:
+                    terms[i] = 0.0
+                    skipped_b.add(i + 1)
+            contrib[1:] = map(operator.add, itertools.islice(contrib, 1, None), terms)
+        else:
+            for i in list(itertools.compress(range(n - 1), pairs)):
+                weight = pairs[i]
+                pair = (toks[i], toks[i + 1])
+                if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
+                    contrib[i + 1] += weight
+                    if weight > 0.0:
+                        last[pair] = i + 1
+                else:
+                    skipped_b.add(i + 1)
         classes = list(map(CLASS_OF.get, toks))
         skipped_c: set[tuple[int, int]] = set()
         for i in list(itertools.compress(range(n), classes)):
@@ -145,37 +170,33 @@ class Scorer:
         n = len(toks)
         if not toks or not base.toks:
             return self.full(toks)
-        uni, cls_w, pair_w = self.uni, self.cls_w, self.pair_w
+        span, cls_w, pair_w = self.span, self.cls_w, self.pair_w
         pieces = _pieces(changes, n)
-        unigram: list[float] = []
-        classes: list[str | None] = []
+        copies = [(p, q, x) for p, q, x in pieces if x is not None]
         contrib: list[float] = []
-        pairs: list[float] = []
+        for p, q, x in pieces:
+            if x is None:
+                contrib += itertools.repeat(0.0, q - p)  # new tokens: summed below
+            else:
+                contrib += base.contrib[x : x + q - p]
+        if len(pieces) > _SPLICED_PIECES:  # many changes: the maps over the whole view
+            unigram = list(map(self.uni.get, toks, itertools.repeat(0.0)))
+            classes = list(map(CLASS_OF.get, toks))
+            pairs = list(map(self.bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
+        else:
+            unigram, classes, pairs = self._spliced(base, toks, pieces)
         touched: set[int] = set()  # positions of the view whose keys may differ
         base_touched: set[int] = set()  # positions of the base whose keys may be gone
-        for p, q, x in pieces:
-            if x is None:  # new tokens
-                new = toks[p:q]
-                unigram += map(uni.get, new, itertools.repeat(0.0))
-                classes += map(CLASS_OF.get, new)
-                contrib += itertools.repeat(0.0, q - p)
-                pairs += map(self.bi.get, itertools.pairwise(new), itertools.repeat(0.0))
-                touched.update(range(p, q))
-            else:
-                unigram += base.unigram[x : x + q - p]
-                classes += base.classes[x : x + q - p]
-                contrib += base.contrib[x : x + q - p]
-                pairs += base.pairs[x : x + q - p - 1]
-                if p or x:  # after a change: the first two look back at it
-                    touched.update(range(p, min(p + 2, q)))
-                    base_touched.update(range(x, min(x + 2, x + q - p)))
-            if q < n:
-                pairs.append(self.bi.get((toks[q - 1], toks[q]), 0.0))
+        for p, q, x in copies:
+            if p or x:  # after a change: the first two look back at it
+                touched.update(range(p, min(p + 2, q)))
+                base_touched.update(range(x, min(x + 2, x + q - p)))
         for a0, a1, b0, b1 in changes:
+            touched.update(range(b0, b1))
             base_touched.update(range(a0, a1))
             if a1 - a0 != b1 - b0:  # positions after it shift: chains that reach across
-                base_touched.update(range(max(0, a0 - self.span), a0))
-                touched.update(range(max(0, b0 - self.span), b0))
+                base_touched.update(range(max(0, a0 - span), a0))
+                touched.update(range(max(0, b0 - span), b0))
         view = Run(toks, (0.0, 0, 0), unigram, pairs, classes, contrib)
         dirty_u: set[str] = set()
         dirty_b: set[tuple[str, str]] = set()
@@ -183,61 +204,82 @@ class Scorer:
         for run, positions in ((base, base_touched), (view, touched)):
             for i in positions:
                 self._keys(run, i, dirty_u, dirty_b, dirty_c)
-        view_skipped_u, view_skipped_b, view_skipped_c, events = self._chains(
-            view, dirty_u, dirty_b, dirty_c
-        )
+        skip_u, skip_b, skip_c, at_u, at_b, at_c = self._chains(view, dirty_u, dirty_b, dirty_c)
         # Where a dirty key's chain decided otherwise than in the base, the sum is redone.
-        copies = [(p, x) for p, _q, x in pieces if x is not None]
-        starts = [p for p, _x in copies]
-        offsets = [x - p for p, x in copies]
         redo = set(touched)
-        for kind, i, slot in events:
-            if i in touched:
-                continue
-            at = bisect.bisect_right(starts, i) - 1
-            j = i + offsets[at]
-            if kind == 0:
-                differs = (i in view_skipped_u) != (j in base.skipped_u)
-            elif kind == 1:
-                differs = (i in view_skipped_b) != (j in base.skipped_b)
-            else:
-                differs = ((i, slot) in view_skipped_c) != ((j, slot) in base.skipped_c)
-            if differs:
-                redo.add(i)
+        shifted = any(p != x for p, _q, x in copies)
+        starts = [p for p, _q, _x in copies]
+        offsets = [x - p for p, _q, x in copies if x is not None]
+
+        def in_base(i: int) -> int:
+            return i + offsets[bisect.bisect_right(starts, i) - 1] if shifted else i
+
+        if shifted:
+            for i in at_u:
+                if (i in skip_u) != (in_base(i) in base.skipped_u):
+                    redo.add(i)
+            for i in at_b:
+                if (i in skip_b) != (in_base(i) in base.skipped_b):
+                    redo.add(i)
+            for i, slot in at_c:
+                if ((i, slot) in skip_c) != ((in_base(i), slot) in base.skipped_c):
+                    redo.add(i)
+        else:  # one position in both: set operations
+            for mine, theirs, where in ((skip_u, base.skipped_u, at_u),
+                                        (skip_b, base.skipped_b, at_b)):
+                found = set(where)
+                redo |= (mine & found) ^ (theirs & found)
+            found_c = set(at_c)
+            redo.update(i for i, _slot in (skip_c & found_c) ^ (base.skipped_c & found_c))
         for i in redo:
-            if i in touched:
-                j = -1
-            else:
-                at = bisect.bisect_right(starts, i) - 1
-                j = i + offsets[at]
+            j = -1 if i in touched else in_base(i)  # every key at a touched position is dirty
             tok = toks[i]
             c = unigram[i]
-            if c > 0.0 and (
-                i in view_skipped_u if tok in dirty_u else j in base.skipped_u
-            ):
+            if c > 0.0 and (i in skip_u if tok in dirty_u else j in base.skipped_u):
                 c = 0.0
             if i:
                 weight = pairs[i - 1]
                 if weight < 0.0 or (weight > 0.0 and not (
-                    i in view_skipped_b if (toks[i - 1], tok) in dirty_b
-                    else j in base.skipped_b
+                    i in skip_b if (toks[i - 1], tok) in dirty_b else j in base.skipped_b
                 )):
                     c += weight
             cls = classes[i]
             if cls is not None:
                 for slot, key in _class_keys(classes, i, cls):
-                    found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
-                    if found is None:
+                    found_w = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
+                    if found_w is None:
                         continue
-                    if found > 0.0 and (
-                        (i, slot) in view_skipped_c if key in dirty_c
-                        else (j, slot) in base.skipped_c
+                    if found_w > 0.0 and (
+                        (i, slot) in skip_c if key in dirty_c else (j, slot) in base.skipped_c
                     ):
                         continue
-                    c += found
+                    c += found_w
             contrib[i] = c
-        view.best = windows(contrib, self.span)
+        view.best = windows(contrib, span)
         return view
+
+    def _spliced(
+        self, base: Run, toks: list[str], pieces: list[tuple[int, int, int | None]]
+    ) -> tuple[list[float], list[str | None], list[float]]:
+        """The raw unigram weights, classes and bigram weights of the view, copied from the
+        base where its tokens are and looked up for the new ones."""
+        n = len(toks)
+        unigram: list[float] = []
+        classes: list[str | None] = []
+        pairs: list[float] = []
+        for p, q, x in pieces:
+            if x is None:
+                new = toks[p:q]
+                unigram += map(self.uni.get, new, itertools.repeat(0.0))
+                classes += map(CLASS_OF.get, new)
+                pairs += map(self.bi.get, itertools.pairwise(new), itertools.repeat(0.0))
+            else:
+                unigram += base.unigram[x : x + q - p]
+                classes += base.classes[x : x + q - p]
+                pairs += base.pairs[x : x + q - p - 1]
+            if q < n:  # the bigram across the edge of two pieces
+                pairs.append(self.bi.get((toks[q - 1], toks[q]), 0.0))
+        return unigram, classes, pairs
 
     def _keys(
         self,
@@ -266,15 +308,18 @@ class Scorer:
         dirty_u: set[str],
         dirty_b: set[tuple[str, str]],
         dirty_c: set[str | tuple[str, str]],
-    ) -> tuple[set[int], set[int], set[tuple[int, int]], list[tuple[int, int, int]]]:
+    ) -> tuple[set[int], set[int], set[tuple[int, int]], list[int], list[int],
+               list[tuple[int, int]]]:
         """The chains of the dirty keys over the whole view: which of their occurrences are
-        not counted, and every occurrence as (kind 0/1/2, position, class slot)."""
+        not counted (unigram, bigram and class keys), and where they all occur."""
         span = self.span
         toks, n = view.toks, len(view.toks)
-        skipped_u: set[int] = set()
-        skipped_b: set[int] = set()
-        skipped_c: set[tuple[int, int]] = set()
-        events: list[tuple[int, int, int]] = []
+        skip_u: set[int] = set()
+        skip_b: set[int] = set()
+        skip_c: set[tuple[int, int]] = set()
+        at_u: list[int] = []
+        at_b: list[int] = []
+        at_c: list[tuple[int, int]] = []
         if dirty_u or dirty_b:
             wanted = dirty_u | {b for _a, b in dirty_b}
             last_u: dict[str, int] = {}
@@ -282,34 +327,35 @@ class Scorer:
             for i in list(itertools.compress(range(n), map(wanted.__contains__, toks))):
                 tok = toks[i]
                 if tok in dirty_u:
-                    events.append((0, i, 0))
+                    at_u.append(i)
                     if i - last_u.get(tok, -span) < span:
-                        skipped_u.add(i)
+                        skip_u.add(i)
                     else:
                         last_u[tok] = i
                 if i and dirty_b:
                     pair = (toks[i - 1], tok)
                     if pair in dirty_b:
-                        events.append((1, i, 0))
+                        at_b.append(i)
                         if i - last_b.get(pair, -span) < span:
-                            skipped_b.add(i)
+                            skip_b.add(i)
                         else:
                             last_b[pair] = i
         if dirty_c:
             classes = view.classes
+            ending = {key if isinstance(key, str) else key[1] for key in dirty_c}
             last_c: dict[str | tuple[str, str], int] = {}
-            for i in list(itertools.compress(range(n), classes)):
+            for i in list(itertools.compress(range(n), map(ending.__contains__, classes))):
                 cls = classes[i]
                 assert cls is not None
                 for slot, key in _class_keys(classes, i, cls):
                     if key not in dirty_c:
                         continue
-                    events.append((2, i, slot))
+                    at_c.append((i, slot))
                     if i - last_c.get(key, -span) < span:
-                        skipped_c.add((i, slot))
+                        skip_c.add((i, slot))
                     else:
                         last_c[key] = i
-        return skipped_u, skipped_b, skipped_c, events
+        return skip_u, skip_b, skip_c, at_u, at_b, at_c
 
 
 def _class_keys(
@@ -348,10 +394,10 @@ def windows(contrib: list[float], span: int) -> Best:
     # Shorter windows too: a one-sentence injection inside a listing is not diluted by
     # the fields around it.
     for size in (span // 2, span):
-        sums = list(map(operator.sub, prefix[size:], prefix))
-        top = max(sums)
+        top = max(map(operator.sub, itertools.islice(prefix, size, None), prefix))
         if top > best:
-            best, at, length = top, sums.index(top), size
+            sums = map(operator.sub, itertools.islice(prefix, size, None), prefix)
+            best, at, length = top, operator.indexOf(sums, top), size
     return best, at, length
 
 
@@ -390,14 +436,17 @@ class Views:
             return None
         base = min(close, key=lambda b: abs(len(b.text or "") - len(text)))
         assert base.text is not None
+        limit = len(base.toks) // _MAX_CHANGED_SHARE
+        regions = char_regions(base.text, text, limit)
+        if regions is None:
+            return None
         if base.index is None:
             mask = word_mask(base.text)
             if mask is None:
                 return None
             base.index = TokenIndex(base.text, mask, self.scorer.tokenize)
-        limit = len(base.toks) // _MAX_CHANGED_SHARE
-        spliced = token_splice(base.text, base.toks, base.index, text, self.scorer.tokenize,
-                               max_regions=limit)
+        spliced = token_splice(base.text, base.toks, base.index, text, regions,
+                               self.scorer.tokenize)
         if spliced is None:
             return None
         toks, changes = spliced

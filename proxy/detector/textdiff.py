@@ -160,16 +160,13 @@ def token_splice(
     s_toks: list[str],
     index: TokenIndex,
     t: str,
+    regions: list[Region],
     tokenize: Callable[[str], list[str]],
-    max_regions: int,
 ) -> tuple[list[str], list[TokenRegion]] | None:
     """The tokens of `t` (== tokenize(t)) built from those of `s` by re-reading only the words
-    that differ, and where they differ; None when `t` is not close enough to `s`."""
+    in `regions` (char_regions(s, t)), and where they differ; None when `t` is not ASCII."""
     t_mask = word_mask(t)
     if t_mask is None:
-        return None
-    regions = char_regions(s, t, max_regions)
-    if regions is None:
         return None
     s_mask = index.mask
     words: list[Region] = []  # the regions widened to whole runs of word characters
@@ -182,22 +179,30 @@ def token_splice(
             p0, p1, q0, q1 = words.pop()
             s0, s1, t0, t1 = p0, max(p1, s1), q0, max(q1, t1)
         words.append((s0, s1, t0, t1))
+    # Every changed stretch of t tokenised in one call (a space between them ends a token),
+    # then cut by the number of runs of word characters in each.
+    new_all = tokenize(" ".join(t[t0:t1] for _s0, _s1, t0, t1 in words))
+    counts = [t_mask.count(b" a", t0, t1) + (t_mask[t0] == 0x61) if t0 < t1 else 0
+              for _s0, _s1, t0, t1 in words]
+    exact = sum(counts) == len(new_all)  # else a run longer than a token: one at a time
     out: list[str] = []
     changes: list[TokenRegion] = []
     at = pos = 0  # the token of s that starts at or after s[pos]
-    copied = shift = 0  # tokens of s handled so far; len(out) - copied
-    for s0, s1, t0, t1 in words:
+    copied = shift = taken = 0  # tokens of s handled so far; len(out) - copied; of new_all
+    for (s0, s1, t0, t1), count in zip(words, counts, strict=True):
         start = at + index.count(pos, s0)
-        old, new = tokenize(s[s0:s1]), tokenize(t[t0:t1])
-        if s_toks[start : start + len(old)] != old:
-            return None  # not the text these tokens came from: score it in full
-        pos, at = s1, start + len(old)
-        if old == new:
+        pos, at = s1, start + index.count(s0, s1)
+        if exact:
+            new = new_all[taken : taken + count]
+            taken += count
+        else:
+            new = tokenize(t[t0:t1])
+        if s_toks[start:at] == new:
             continue
         out += s_toks[copied:start]
         out += new
         changes.append((start, at, start + shift, start + shift + len(new)))
-        shift += len(new) - len(old)
+        shift += len(new) - (at - start)
         copied = at
     out += s_toks[copied:]
     return out, changes
