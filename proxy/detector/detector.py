@@ -171,9 +171,12 @@ class Detector:
         timed_out = prepared.timed_out or found_rules.timed_out
         model: ModelScore | None = None
         if self.use_model and direction == "s2c" and not timed_out:
+            flat = [s for s in prepared.segments if s.kind != "lines"]
+            text_view = next((i for i, s in enumerate(flat) if s.kind == "text"), None)
             model = shipped_model().model.score(
-                _model_texts(prepared), [rule.cls for rule in hits],
+                [s.text for s in flat], [rule.cls for rule in hits],
                 deadline=time.monotonic() + (deadline - time.perf_counter()),
+                base=text_view,  # the others are mostly copies of it: scored by their changes
             )
             # Finished past the deadline, or stopped at it: either way not a whole scan in
             # the budget.
