@@ -3,13 +3,14 @@ the old scorer (tests/reference_scorer.py) scoring every view whole, for any wei
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
 
 from bench.payloads import KINDS, payload
 from proxy.detector.detector import _model_texts
-from proxy.detector.lexicon import CLASSES, CLASS_OF
+from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
 from proxy.detector.normalize import prepare
 from proxy.detector.rules import builtin_pack_paths, load_packs
@@ -89,13 +90,14 @@ def test_rule_examples_attacks_and_hostile_inputs_score_as_the_old_scorer():
         _assert_same(model, texts, [], base)
 
 
-def _random_model(rng: random.Random, vocabulary: list[str], *, shared: bool) -> LinearModel:
-    """Weights of both signs on the corpus's own tokens, bigrams and every word class, in a
+def _random_model(rng: random.Random, toks: list[str], *, shared: bool) -> LinearModel:
+    """Weights of both signs on a text's own tokens, bigrams and every word class, in a
     short window so chains overlap; `shared`: a unigram key equal to a class name."""
     weights: dict[str, float] = {}
+    vocabulary = sorted(set(toks))
     for tok in rng.sample(vocabulary, min(len(vocabulary), 400)):
         weights["u:" + tok] = rng.uniform(-1.0, 2.0)
-    for a, b in zip(vocabulary, vocabulary[1:], strict=False):
+    for a, b in itertools.pairwise(toks):
         if rng.random() < 0.2:
             weights[f"b:{a} {b}"] = rng.uniform(-1.0, 2.0)
     names = list(CLASSES)
@@ -121,8 +123,7 @@ def test_mutated_copies_score_as_the_old_scorer_for_any_weights(seed, monkeypatc
     corpus = [text for text in _corpus() if text.isascii()]  # others are scored whole
     base = " ".join(rng.choice(corpus) for _ in range(400))
     base = (base * (MIN_DERIVED_CHARS * 4 // len(base) + 1)).casefold()
-    vocabulary = sorted(set(tokens(base)))
-    for model in (shipped_model().model, _random_model(rng, vocabulary, shared=False)):
+    for model in (shipped_model().model, _random_model(rng, tokens(base), shared=False)):
         for _ in range(8):
             copies = [_mutated(base, rng) for _ in range(rng.randint(1, 3))]
             texts = [*copies, base, copies[0]]  # one copy twice: scored once
@@ -132,7 +133,7 @@ def test_mutated_copies_score_as_the_old_scorer_for_any_weights(seed, monkeypatc
 
 def test_a_model_sharing_keys_between_tokens_and_classes_is_scored_as_the_old_scorer():
     rng = random.Random(7)
-    model = _random_model(rng, sorted(CLASS_OF), shared=True)
+    model = _random_model(rng, [*CLASS_OF, *CLASS_OF], shared=True)
     reference = ReferenceModel(model)
     words = [*CLASS_OF, *CLASSES]  # class names as tokens: their chains share `last`
     for _ in range(200):
