@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 MIN_DERIVED_CHARS = 2048  # shorter views cost less to score whole than to compare
+_MAPPED_BIGRAMS = 4096  # from this many tokens on, bigrams are added by one map
 _SPLICED_PIECES = 64  # with more pieces than this, the view's raw weights are mapped anew
 # A changed word costs some 20 times what a token costs scored whole: derive only when at most
 # one token in _MAX_CHANGED_SHARE changed.
@@ -115,7 +116,7 @@ class Scorer:
                 last[tok] = i
         pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
         skipped_b: set[int] = set()
-        if self.independent:
+        if self.independent and n >= _MAPPED_BIGRAMS:
             # Negative bigrams always count and most bigrams are negative: only the positive
             # ones walk their chains, and every position gets its one bigram in a C-speed
             # map (adding 0.0 where it has none or it did not count: exact, as no unigram
