@@ -174,18 +174,23 @@ class Scorer:
         span, cls_w, pair_w = self.span, self.cls_w, self.pair_w
         pieces = _pieces(changes, n)
         copies = [(p, q, x) for p, q, x in pieces if x is not None]
-        contrib: list[float] = []
-        for p, q, x in pieces:
-            if x is None:
-                contrib += itertools.repeat(0.0, q - p)  # new tokens: summed below
-            else:
-                contrib += base.contrib[x : x + q - p]
-        if len(pieces) > _SPLICED_PIECES:  # many changes: the maps over the whole view
-            unigram = list(map(self.uni.get, toks, itertools.repeat(0.0)))
-            classes = list(map(CLASS_OF.get, toks))
-            pairs = list(map(self.bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
+        shifted = any(a1 - a0 != b1 - b0 for a0, a1, b0, b1 in changes)
+        if not shifted:  # word for word: the base's lists with the changed places redone
+            contrib = base.contrib.copy()
+            unigram, classes, pairs = self._patched(base, toks, changes)
         else:
-            unigram, classes, pairs = self._spliced(base, toks, pieces)
+            contrib = []
+            for p, q, x in pieces:
+                if x is None:
+                    contrib += itertools.repeat(0.0, q - p)  # new tokens: summed below
+                else:
+                    contrib += base.contrib[x : x + q - p]
+            if len(pieces) > _SPLICED_PIECES:  # many changes: the maps over the whole view
+                unigram = list(map(self.uni.get, toks, itertools.repeat(0.0)))
+                classes = list(map(CLASS_OF.get, toks))
+                pairs = list(map(self.bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
+            else:
+                unigram, classes, pairs = self._spliced(base, toks, pieces)
         touched: set[int] = set()  # positions of the view whose keys may differ
         base_touched: set[int] = set()  # positions of the base whose keys may be gone
         for p, q, x in copies:
@@ -208,7 +213,6 @@ class Scorer:
         skip_u, skip_b, skip_c, at_u, at_b, at_c = self._chains(view, dirty_u, dirty_b, dirty_c)
         # Where a dirty key's chain decided otherwise than in the base, the sum is redone.
         redo = set(touched)
-        shifted = any(p != x for p, _q, x in copies)
         starts = [p for p, _q, _x in copies]
         offsets = [x - p for p, _q, x in copies if x is not None]
 
@@ -258,6 +262,22 @@ class Scorer:
             contrib[i] = c
         view.best = windows(contrib, span)
         return view
+
+    def _patched(
+        self, base: Run, toks: list[str], changes: list[TokenRegion]
+    ) -> tuple[list[float], list[str | None], list[float]]:
+        """The raw unigram weights, classes and bigram weights of a view whose changes each
+        replace as many tokens as they remove: the base's, redone where tokens changed."""
+        unigram, classes, pairs = base.unigram.copy(), base.classes.copy(), base.pairs.copy()
+        uni, bi, n = self.uni, self.bi, len(toks)
+        for _a0, _a1, b0, b1 in changes:
+            for i in range(b0, b1):
+                tok = toks[i]
+                unigram[i] = uni.get(tok, 0.0)
+                classes[i] = CLASS_OF.get(tok)
+            for i in range(max(0, b0 - 1), min(b1, n - 1)):
+                pairs[i] = bi.get((toks[i], toks[i + 1]), 0.0)
+        return unigram, classes, pairs
 
     def _spliced(
         self, base: Run, toks: list[str], pieces: list[tuple[int, int, int | None]]
