@@ -186,3 +186,33 @@ def test_char_regions_are_an_edit_script_between_the_two_texts():
             assert s[at:s0] == t[t_at:t0]  # equal, at the offsets given, between regions
             at, t_at = s1, t1
         assert s[at:] == t[t_at:]
+
+
+@pytest.mark.parametrize("window", [2, 3, 6, 8])
+def test_word_for_word_copies_with_repeated_keys_score_as_the_old_scorer(window, monkeypatch):
+    """Few words, each repeated every few tokens: a changed word moves the counted
+    occurrences of its chain far past the change (the case the chain walk must follow)."""
+    derived = []
+    derive = Scorer.derive
+    monkeypatch.setattr(Scorer, "derive", lambda self, *a: derived.append(1) or derive(self, *a))
+    rng = random.Random(window)
+    words = ["ignore", "previous", "you", "send", "the", "now", "data", "rules"]
+    weights = {"u:" + w: rng.uniform(0.1, 2.0) for w in words}
+    weights.update({f"b:{a} {b}": rng.uniform(-1.0, 2.0) for a in words for b in words})
+    weights.update({"c:" + c: rng.uniform(0.1, 1.5) for c in CLASSES})
+    weights.update({f"k:{a}>{b}": rng.uniform(0.1, 1.5) for a in CLASSES for b in CLASSES})
+    model = LinearModel({"format": 1, "version": "t", "window": window, "bias": -1.0,
+                         "block_threshold": 0.9, "warn_threshold": 0.5, "weights": weights})
+    for _ in range(20):
+        period = rng.choice([window - 1, window, window + 1, 2 * window])
+        toks = [words[(i // period) % 3] if i % period == 0 else rng.choice(words[3:])
+                for i in range(900)]
+        copies = []
+        for _ in range(2):
+            changed = list(toks)
+            for _ in range(rng.randint(1, 6)):
+                at = rng.randrange(len(changed))
+                changed[at] = rng.choice(words)
+            copies.append(" ".join(changed))
+        _assert_same(model, [*copies, " ".join(toks)], [], 2)
+    assert derived

@@ -55,6 +55,9 @@ _MAX_CHANGED_SHARE = 40
 _LENGTH_SLACK = 8  # a base is looked for among runs within 1/8 of the view's length
 
 Best = tuple[float, int, int]
+# Skipped unigram, bigram and class-key occurrences of the view, and the occurrences walked.
+Chains = tuple[set[int], set[int], set[tuple[int, int]], set[int], set[int],
+               set[tuple[int, int]]]
 
 
 @dataclass
@@ -210,7 +213,11 @@ class Scorer:
         for run, positions in ((base, base_touched), (view, touched)):
             for i in positions:
                 self._keys(run, i, dirty_u, dirty_b, dirty_c)
-        skip_u, skip_b, skip_c, at_u, at_b, at_c = self._chains(view, dirty_u, dirty_b, dirty_c)
+        if shifted:
+            chains = self._chains(view, dirty_u, dirty_b, dirty_c)
+        else:
+            chains = self._chains_near(view, base, dirty_u, dirty_b, dirty_c, sorted(touched))
+        skip_u, skip_b, skip_c, walked_u, walked_b, walked_c = chains
         # Where a dirty key's chain decided otherwise than in the base, the sum is redone.
         redo = set(touched)
         starts = [p for p, _q, _x in copies]
@@ -220,32 +227,31 @@ class Scorer:
             return i + offsets[bisect.bisect_right(starts, i) - 1] if shifted else i
 
         if shifted:
-            for i in at_u:
+            for i in walked_u:
                 if (i in skip_u) != (in_base(i) in base.skipped_u):
                     redo.add(i)
-            for i in at_b:
+            for i in walked_b:
                 if (i in skip_b) != (in_base(i) in base.skipped_b):
                     redo.add(i)
-            for i, slot in at_c:
+            for i, slot in walked_c:
                 if ((i, slot) in skip_c) != ((in_base(i), slot) in base.skipped_c):
                     redo.add(i)
         else:  # one position in both: set operations
-            for mine, theirs, where in ((skip_u, base.skipped_u, at_u),
-                                        (skip_b, base.skipped_b, at_b)):
-                found = set(where)
-                redo |= (mine & found) ^ (theirs & found)
-            found_c = set(at_c)
-            redo.update(i for i, _slot in (skip_c & found_c) ^ (base.skipped_c & found_c))
+            for mine, theirs, where in ((skip_u, base.skipped_u, walked_u),
+                                        (skip_b, base.skipped_b, walked_b)):
+                redo |= (mine & where) ^ (theirs & where)
+            redo.update(i for i, _slot in (skip_c & walked_c) ^ (base.skipped_c & walked_c))
+        # A key's occurrence decides as in the view's chain where that chain was walked (every
+        # occurrence at a touched position is), elsewhere as it did in the base.
         for i in redo:
             j = -1 if i in touched else in_base(i)  # every key at a touched position is dirty
-            tok = toks[i]
             c = unigram[i]
-            if c > 0.0 and (i in skip_u if tok in dirty_u else j in base.skipped_u):
+            if c > 0.0 and (i in skip_u if i in walked_u else j in base.skipped_u):
                 c = 0.0
             if i:
                 weight = pairs[i - 1]
                 if weight < 0.0 or (weight > 0.0 and not (
-                    i in skip_b if (toks[i - 1], tok) in dirty_b else j in base.skipped_b
+                    i in skip_b if i in walked_b else j in base.skipped_b
                 )):
                     c += weight
             cls = classes[i]
@@ -255,7 +261,8 @@ class Scorer:
                     if found_w is None:
                         continue
                     if found_w > 0.0 and (
-                        (i, slot) in skip_c if key in dirty_c else (j, slot) in base.skipped_c
+                        (i, slot) in skip_c if (i, slot) in walked_c
+                        else (j, slot) in base.skipped_c
                     ):
                         continue
                     c += found_w
@@ -329,8 +336,7 @@ class Scorer:
         dirty_u: set[str],
         dirty_b: set[tuple[str, str]],
         dirty_c: set[str | tuple[str, str]],
-    ) -> tuple[set[int], set[int], set[tuple[int, int]], list[int], list[int],
-               list[tuple[int, int]]]:
+    ) -> Chains:
         """The chains of the dirty keys over the whole view: which of their occurrences are
         not counted (unigram, bigram and class keys), and where they all occur."""
         span = self.span
@@ -376,7 +382,102 @@ class Scorer:
                         skip_c.add((i, slot))
                     else:
                         last_c[key] = i
-        return skip_u, skip_b, skip_c, at_u, at_b, at_c
+        return skip_u, skip_b, skip_c, set(at_u), set(at_b), set(at_c)
+
+    def _chains_near(
+        self,
+        view: Run,
+        base: Run,
+        dirty_u: set[str],
+        dirty_b: set[tuple[str, str]],
+        dirty_c: set[str | tuple[str, str]],
+        touched: list[int],
+    ) -> Chains:
+        """_chains for a view whose positions are the base's: each dirty key's chain walked
+        only from a change until it agrees with the base's again (see _walk)."""
+        toks = view.toks
+        out: Chains = (set(), set(), set(), set(), set(), set())
+        # Each key's positions by list.index, a C-speed search from one to the next.
+        at_tok = {tok: _positions(toks, tok) for tok in dirty_u | {b for _a, b in dirty_b}}
+        for tok in dirty_u:
+            self._walk(at_tok[tok], None, base.skipped_u, out[0], out[3], touched)
+        for a, b in dirty_b:
+            where = [i for i in at_tok[b] if i and toks[i - 1] == a]
+            self._walk(where, None, base.skipped_b, out[1], out[4], touched)
+        if dirty_c:
+            classes = view.classes
+            by_key: dict[str | tuple[str, str], tuple[list[int], list[tuple[int, int]]]] = {}
+            ending = {key if isinstance(key, str) else key[1] for key in dirty_c}
+            at_class = sorted(i for cls in ending for i in _positions(classes, cls))
+            for i in at_class:
+                cls = classes[i]
+                assert cls is not None
+                for slot, key in _class_keys(classes, i, cls):
+                    if key in dirty_c:
+                        where_c, idents = by_key.setdefault(key, ([], []))
+                        where_c.append(i)
+                        idents.append((i, slot))
+            for where_c, idents in by_key.values():
+                self._walk(where_c, idents, base.skipped_c, out[2], out[5], touched)
+        return out
+
+    def _walk(
+        self,
+        pos: list[int],
+        idents: list[Any] | None,
+        base_skipped: set[Any],
+        skipped: set[Any],
+        walked: set[Any],
+        touched: list[int],
+    ) -> None:
+        """One key's chain over its occurrences (positions, and their ids in the skipped
+        sets when not the positions) in a view whose positions are the base's, walked from
+        the first occurrence at or after a touched position. Before it the view's chain is
+        the base's. Past a gap of `window` positions that holds no occurrence and no touched
+        position, both chains count the next occurrence, so they agree again up to the next
+        touched position, where the walk resumes."""
+        span = self.span
+        ids = pos if idents is None else idents
+        m = len(pos)
+        k = bisect.bisect_left(pos, touched[0]) if touched else m
+        while k < m:
+            start = pos[k]
+            last = -span  # the last occurrence counted before `start` (expired if far)
+            b = k - 1
+            while b >= 0 and start - pos[b] < span:
+                ident = ids[b]
+                if not (ident in skipped if ident in walked else ident in base_skipped):
+                    last = pos[b]
+                    break
+                b -= 1
+            while k < m:
+                p, ident = pos[k], ids[k]
+                walked.add(ident)
+                if p - last >= span:
+                    last = p
+                else:
+                    skipped.add(ident)
+                k += 1
+                if k < m and pos[k] - p >= span:
+                    t = bisect.bisect_right(touched, p)
+                    if t == len(touched):
+                        return  # no change ahead: the chains agree to the end
+                    if touched[t] > pos[k]:
+                        k = bisect.bisect_left(pos, touched[t], k)
+                        break
+
+
+def _positions(items: list[Any], item: Any) -> list[int]:
+    """Where `item` occurs in `items`, in order."""
+    out: list[int] = []
+    at = -1
+    find = items.index
+    try:
+        while True:
+            at = find(item, at + 1)
+            out.append(at)
+    except ValueError:
+        return out
 
 
 def _class_keys(
