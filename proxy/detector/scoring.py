@@ -12,15 +12,18 @@ costs as much as the text. `Scorer.derive` scores it from the text's run instead
   two after them: bigrams and class pairs look back two tokens) or where the chain of one of
   its keys decides differently; the keys at changed positions ("dirty" keys, and around a
   change that shifts positions, the keys seen within `window` tokens before it) have their
-  chains recomputed over their occurrences in the view, every other key decides as it did in
-  the text; only the positions where something differs are summed again, in the scorer's own
+  chains recomputed over their occurrences in the view (in a word-for-word copy only from
+  each change until the chain agrees with the text's again), every other key decides as it
+  did in the text; only the positions where something differs are summed again, in the scorer's own
   order of additions, so every contribution is the same float;
 - the prefix sums and window sums are taken over the whole view again (C-speed maps): a
   window's float sum depends on everything before it.
 The chains assume the scorer's keys are independent; `last` in the scorer is one dict for
 token strings, bigram tuples, class names and class-pair tuples, so a model file whose
 unigram keys include a class name (or bigram keys a class pair) shares a chain between the
-two. Such a model is scored in full for every view (`Scorer.independent`).
+two. Such a model is scored in full for every view (`Scorer.independent`), as is one with a
+non-finite weight or a unigram weight of -0.0 (the mapped bigram sums add 0.0 everywhere).
+A view that is not ASCII, or changes more than one token in _MAX_CHANGED_SHARE, is scored whole.
 """
 
 from __future__ import annotations
