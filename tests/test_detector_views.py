@@ -9,18 +9,25 @@ import random
 import pytest
 
 from bench.payloads import KINDS, payload
+from proxy.detector import scoring
 from proxy.detector.detector import _model_texts
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
 from proxy.detector.normalize import prepare
 from proxy.detector.rules import builtin_pack_paths, load_packs
-from proxy.detector.scoring import MIN_DERIVED_CHARS, Scorer, Views
+from proxy.detector.scoring import Scorer, Views
 from proxy.detector.textdiff import TokenIndex, char_regions, token_splice, word_mask
 from tests.hostile_inputs import hostile_inputs
 from tests.reference_scorer import ReferenceModel
 from tests.test_detector_model import ATTACKS, BENIGN
 
 SIZES = (4096, 65536, 262144)
+DERIVED_FROM = 1024  # the tests derive views this short too: more cases, same semantics
+
+
+@pytest.fixture(autouse=True)
+def _derive_short_views(monkeypatch):
+    monkeypatch.setattr(scoring, "MIN_DERIVED_CHARS", DERIVED_FROM)
 
 
 def _views(text: str) -> tuple[list[str], int | None]:
@@ -122,7 +129,7 @@ def test_mutated_copies_score_as_the_old_scorer_for_any_weights(seed, monkeypatc
     rng = random.Random(seed)
     corpus = [text for text in _corpus() if text.isascii()]  # others are scored whole
     base = " ".join(rng.choice(corpus) for _ in range(400))
-    base = (base * (MIN_DERIVED_CHARS * 4 // len(base) + 1)).casefold()
+    base = (base * (DERIVED_FROM * 4 // len(base) + 1)).casefold()
     for model in (shipped_model().model, _random_model(rng, tokens(base), shared=False)):
         for _ in range(8):
             copies = [_mutated(base, rng) for _ in range(rng.randint(1, 3))]

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from proxy.detector.model import LinearModel
 
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
-MIN_DERIVED_CHARS = 2048  # shorter views cost less to score whole than to compare
+MIN_DERIVED_CHARS = 32768  # shorter views cost less to score whole than to compare (measured)
 _MAPPED_BIGRAMS = 4096  # from this many tokens on, bigrams are added by one map
 _SPLICED_PIECES = 64  # with more pieces than this, the view's raw weights are mapped anew
 # A changed word costs some 20 times what a token costs scored whole: derive only when at most
