@@ -1,12 +1,17 @@
 """Speed of the injection detector against the full built-in packs.
 
-    .venv/bin/python bench/detector_bench.py [--json] [--quick]
+    .venv/bin/python bench/detector_bench.py [--json] [--quick] [--views]
 
 Reports the model file's size and load time; for tool results of 1 KB, 10 KB, 100 KB and 1 MB
 of ordinary documentation text: scan time p50/p95/p99 and throughput (rules and the learned
 layer), and the rules-only p50 beside it; then hostile 1 MB inputs (backtracking bait) against the
 time budget and as a ratio to the ordinary 1 MB median measured in the same run; then the cost
 of importing proxy.detector and of load_detector(), each against a baseline from the same run.
+
+`--views` instead times the detector alone on each payload kind of bench/payloads.py at 4 KB,
+64 KB and 1 MB, with the learned layer's scorer as it is and as it was (every view scored whole:
+tests/reference_scorer.py), rounds interleaved: p50 wall and CPU time, whether the scan finished
+inside the time budget, and whether both scorers gave the same model score.
 """
 
 from __future__ import annotations
@@ -73,12 +78,93 @@ def wall(command: list[str], rounds: int) -> float:
     return statistics.median(times)
 
 
+VIEW_SIZES = {"4KB": 4 << 10, "64KB": 64 << 10, "1MB": 1 << 20}
+VIEW_ROUNDS = {"4KB": 41, "64KB": 15, "1MB": 7}
+
+
+def views_ab(quick: bool) -> dict[str, Any]:
+    """Detector-alone scan of each payload kind, new scorer against the old, interleaved."""
+    from bench.payloads import KINDS, payload
+    from proxy.detector import DetectorConfig, load_detector
+    from proxy.detector.model import LinearModel, shipped_model
+    from tests.reference_scorer import ReferenceModel
+
+    # A budget no scan reaches, so both scorers score every view; "in budget" below is the
+    # p50 wall time against the shipped budget.
+    budget = load_detector(DetectorConfig()).time_budget_ms
+    detector = load_detector(DetectorConfig(time_budget_ms=60_000))
+    model = shipped_model().model
+    reference = ReferenceModel(model)
+    new_score = LinearModel.score
+
+    def old_score(self: LinearModel, texts: list[str], classes: list[str], *,
+                  deadline: float | None = None, base: int | None = None) -> Any:
+        return reference.score(texts, classes, deadline=deadline)
+
+    out: dict[str, Any] = {"budget_ms": budget, "load_before": os.getloadavg()[0]}
+    for label, size in VIEW_SIZES.items():
+        rounds = max(3, VIEW_ROUNDS[label] // (3 if quick else 1))
+        for kind in KINDS:
+            result = {"content": [{"type": "text", "text": payload(kind, size, 0)}]}
+            times: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
+            found: dict[str, Any] = {}
+            for _ in range(rounds + 1):  # the first round warms up
+                for name, scorer in (("new", new_score), ("old", old_score)):
+                    setattr(LinearModel, "score", scorer)  # noqa: B010
+                    detector._last_result_scan = None  # each round scans the text anew
+                    wall0, cpu0 = time.perf_counter(), time.process_time()
+                    inspection = detector.inspect_result("tools/call", result)
+                    times[name].append(((time.perf_counter() - wall0) * 1000,
+                                        (time.process_time() - cpu0) * 1000))
+                    found[name] = inspection
+            setattr(LinearModel, "score", new_score)  # noqa: B010
+            row: dict[str, Any] = {}
+            for name in ("new", "old"):
+                kept = times[name][1:]
+                p50 = statistics.median(w for w, _ in kept)
+                row[name] = {
+                    "p50_ms": round(p50, 1),
+                    "cpu_p50_ms": round(statistics.median(c for _, c in kept), 1),
+                    "whole_in_budget": p50 <= budget,
+                    "verdict": found[name].verdict,
+                }
+            row["same_model_score"] = found["new"].model == found["old"].model
+            out.setdefault(label, {})[kind] = row
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
+def print_views(report: dict[str, Any]) -> None:
+    print(f"detector alone, inspect_result of one text result; budget {report['budget_ms']:g} ms"
+          f"; load average {report['load_before']:.1f} -> {report['load_after']:.1f}")
+    print("p50 wall ms (CPU ms), new scorer vs old; * = p50 over the budget")
+    for label in VIEW_SIZES:
+        print(f"\n{label}")
+        for kind, row in report[label].items():
+            cells = []
+            for name in ("new", "old"):
+                r = row[name]
+                mark = "" if r["whole_in_budget"] else "*"
+                cells.append(f"{name} {r['p50_ms']:7.1f}{mark:1} ({r['cpu_p50_ms']:6.1f})")
+            same = "same score" if row["same_model_score"] else "SCORES DIFFER"
+            print(f"  {kind:7} " + "   ".join(cells) + f"   {same}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="a tenth of the rounds")
+    parser.add_argument("--views", action="store_true",
+                        help="payload kinds at 4 KB, 64 KB, 1 MB: new scorer against the old")
     args = parser.parse_args()
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-bench-"))
+    if args.views:
+        views = views_ab(args.quick)
+        if args.json:
+            print(json.dumps(views, indent=2))
+        else:
+            print_views(views)
+        return 0
 
     from proxy.detector import DetectorConfig, load_detector
     from tests.hostile_inputs import hostile_inputs

@@ -97,7 +97,17 @@ def _hex_spaced() -> Any:
     # pattern at every word boundary of ordinary text.
     import re2
 
-    return re2.compile(_HEX_SPACED_PATTERN)
+    return re2.compile(_HEX_SPACED_PATTERN.encode())
+
+
+@functools.cache
+def _hex_separated(index: int) -> Any:
+    # RE2 over the bytes first: "0x" and "\\x" occur all over source code, where Python's
+    # engine tries the whole pattern at each of them; the rare text with a run is searched
+    # again below for the matches themselves.
+    import re2
+
+    return re2.compile(_HEX_SEPARATED[index][1].pattern.encode())
 
 
 def _from_hex(token: str) -> str | None:
@@ -158,8 +168,13 @@ def decode_chunks(
                 found.append(("hex", decoded))
         if len(seen) % 256 == 0 and expired():
             return found
-    hex_candidates = [pattern for marker, pattern in _HEX_SEPARATED if marker in text]
-    if runs and _hex_spaced().search(text):
+    markers = [index for index, (marker, _) in enumerate(_HEX_SEPARATED) if marker in text]
+    if markers or runs:
+        data = data or text.encode("utf-8", "surrogatepass")
+    hex_candidates = [
+        _HEX_SEPARATED[index][1] for index in markers if _hex_separated(index).search(data)
+    ]
+    if runs and _hex_spaced().search(data):
         hex_candidates.append(re.compile(_HEX_SPACED_PATTERN))
     for pattern in hex_candidates:
         for match in pattern.finditer(text):

@@ -13,7 +13,7 @@ from proxy.detector.model import ModelScore, shipped_model
 from proxy.detector.normalize import Base, Prepared, base, finish, prepare
 from proxy.detector.policy import Policy, Verdict, stricter
 from proxy.detector.rules import Rule
-from proxy.detector.scanner import CompiledRules, scan
+from proxy.detector.scanner import CompiledRules, ScanResult, scan
 
 if TYPE_CHECKING:  # the classifier pulls in asyncio and sqlite3; only load it when enabled
     from proxy.detector.classifier import Classifier, ClassifierAnswer
@@ -52,6 +52,8 @@ class Detector:
         # The last call's argument texts, prepared once: the engine scans each argument string
         # (scan_text) right after its argument rules ran (inspect_arguments) on the same text.
         self._arguments: dict[int, tuple[str, Base]] = {}
+        # The last text the result rules and the model finished, with what they found.
+        self._last_result_scan: tuple[str, Prepared, ScanResult, ModelScore | None] | None = None
 
     # --- public API ---------------------------------------------------------------------
 
@@ -156,28 +158,24 @@ class Detector:
                 "pass", 0.0, notes=[*notes, "detector_disabled"], policy="disabled"
             ), None
         deadline = started + self.time_budget_ms / 1000
-        if found is None:
-            text = "\n".join(collected.texts)
-            found = base(text, deadline=deadline)
-            if keep:
-                self._arguments = {id(text): (text, found)}
-        prepared = finish(found, markup=markup)
-        found_rules = scan(prepared, self._compiled[direction], deadline)
+        text = "\n".join(collected.texts)  # one text: that very string, not a copy
+        last = self._last_result_scan if direction == "s2c" and markup else None
+        if last is not None and last[0] == text:
+            # The same text scanned again (an echoed argument comes back as the result): the
+            # passes and scores are a function of the text; the policy below still decides.
+            _, prepared, found_rules, model = last
+            timed_out = False
+        else:
+            prepared, found_rules, model, timed_out = self._scan(
+                direction, text, markup, keep, found, deadline
+            )
+            if direction == "s2c" and markup and not timed_out:
+                self._last_result_scan = (text, prepared, found_rules, model)
         for note in prepared.notes:
             if note not in notes:
                 notes.append(note)
         hits = found_rules.hits
         score = combine([rule.score for rule in hits])
-        timed_out = prepared.timed_out or found_rules.timed_out
-        model: ModelScore | None = None
-        if self.use_model and direction == "s2c" and not timed_out:
-            model = shipped_model().model.score(
-                _model_texts(prepared), [rule.cls for rule in hits],
-                deadline=time.monotonic() + (deadline - time.perf_counter()),
-            )
-            # Finished past the deadline, or stopped at it: either way not a whole scan in
-            # the budget.
-            timed_out = time.perf_counter() > deadline
         verdict, policy_name = self.policy.decide(
             direction=direction, method=method, score=score, hits=hits,
             model_label=model.label if model is not None else None,
@@ -194,13 +192,45 @@ class Detector:
             notes=notes,
             timed_out=timed_out,
             policy=policy_name,
-            excerpts=found_rules.excerpts,
+            excerpts=dict(found_rules.excerpts),
             model=model.as_dict() if model is not None else None,
             layer=self._layer(policy_name, verdict, timed_out),
         )
         inspection.reason = self._reason(inspection)
         inspection.elapsed_ms = (time.perf_counter() - started) * 1000
         return inspection, prepared
+
+    def _scan(
+        self,
+        direction: str,
+        text: str,
+        markup: bool,
+        keep: bool,
+        found: Base | None,
+        deadline: float,
+    ) -> tuple[Prepared, ScanResult, ModelScore | None, bool]:
+        """Prepare `text`, match the direction's rules and score it with the learned layer;
+        whether the deadline stopped any of it."""
+        if found is None:
+            found = base(text, deadline=deadline)
+            if keep:
+                self._arguments = {id(text): (text, found)}
+        prepared = finish(found, markup=markup)
+        found_rules = scan(prepared, self._compiled[direction], deadline)
+        timed_out = prepared.timed_out or found_rules.timed_out
+        model: ModelScore | None = None
+        if self.use_model and direction == "s2c" and not timed_out:
+            flat = [s for s in prepared.segments if s.kind != "lines"]
+            text_view = next((i for i, s in enumerate(flat) if s.kind == "text"), None)
+            model = shipped_model().model.score(
+                [s.text for s in flat], [rule.cls for rule in found_rules.hits],
+                deadline=time.monotonic() + (deadline - time.perf_counter()),
+                base=text_view,  # the others are mostly copies of it: scored by their changes
+            )
+            # Finished past the deadline, or stopped at it: either way not a whole scan in
+            # the budget.
+            timed_out = time.perf_counter() > deadline
+        return prepared, found_rules, model, timed_out
 
     def _apply_classifier(
         self, inspection: Inspection, answer: ClassifierAnswer, method: str | None

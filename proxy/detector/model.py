@@ -17,7 +17,6 @@ import functools
 import itertools
 import json
 import math
-import operator
 import re
 import time
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector.lexicon import CLASS_OF, repair
+from proxy.detector.scoring import Run, Scorer, Views
 from proxy.errors import InvalidValue
 
 MODEL_FILE = "injection-linear.json"
@@ -41,7 +41,7 @@ def tokens(folded: str) -> list[str]:
     one-letter misspellings of the class words repaired."""
     toks = _TOKEN.findall(_DIGITS.sub("0", folded))
     fixes = {t: r for t in set(toks) if len(t) >= 6 and (r := repair(t)) != t}
-    return [fixes.get(t, t) for t in toks] if fixes else toks
+    return list(map(fixes.get, toks, toks)) if fixes else toks
 
 
 def position_features(toks: list[str], i: int) -> list[str]:
@@ -94,6 +94,7 @@ class LinearModel:
         self.class_pairs = {
             tuple(k[2:].split(">", 1)): v for k, v in self.weights.items() if k.startswith("k:")
         }
+        self._scorer = Scorer(self, tokens)
 
     def best_window(self, toks: list[str]) -> tuple[float, int, int]:
         """(highest window sum, index where that window starts, its length in tokens): windows
@@ -103,74 +104,44 @@ class LinearModel:
         nothing, so a page that repeats one strong word ("forward", "send") is not scored as
         if it said many things.
         """
-        if not toks:
-            return 0.0, 0, 0
-        span = self.window
-        uni, bi, cls_w, pair_w = self.unigrams, self.bigrams, self.classes, self.class_pairs
-        last: dict[Any, int] = {}
-        seen = last.get
-        # map() over dict.get runs at C speed; only the hits are walked in Python.
-        contrib = list(map(uni.get, toks, itertools.repeat(0.0)))
-        n = len(toks)
-        # Positive evidence counts once per window; negative evidence is kept as is. The
-        # positions to walk are picked by compress() over C-speed maps, not a Python loop.
-        for i in list(itertools.compress(range(n), map(operator.gt, contrib, _ZEROS))):
-            tok = toks[i]
-            if i - seen(tok, -span) < span:
-                contrib[i] = 0.0
-            else:
-                last[tok] = i
-        pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
-        for i in list(itertools.compress(range(n - 1), pairs)):
-            weight = pairs[i]
-            pair = (toks[i], toks[i + 1])
-            if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
-                contrib[i + 1] += weight
-                if weight > 0.0:
-                    last[pair] = i + 1
-        classes = list(map(CLASS_OF.get, toks))
-        for i in list(itertools.compress(range(n), classes)):
-            cls = classes[i]
-            assert cls is not None
-            keys: list[str | tuple[str, str]] = [cls]
-            for back in (1, 2):
-                prev = classes[i - back] if i >= back else None
-                if prev is not None:
-                    keys.append((prev, cls))
-            for key in keys:
-                found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
-                if found is not None and (found < 0.0 or i - seen(key, -span) >= span):
-                    contrib[i] += found
-                    if found > 0.0:
-                        last[key] = i
-        if len(contrib) <= span:
-            return math.fsum(contrib), 0, len(contrib)
-        prefix = [0.0, *itertools.accumulate(contrib)]
-        best, at, length = -math.inf, 0, span
-        # Shorter windows too: a one-sentence injection inside a listing is not diluted by
-        # the fields around it.
-        for size in (span // 2, span):
-            sums = list(map(operator.sub, prefix[size:], prefix))
-            top = max(sums)
-            if top > best:
-                best, at, length = top, sums.index(top), size
-        return best, at, length
+        return self._scorer.full(toks).best
 
     def score(
-        self, texts: list[str], rule_classes: list[str], *, deadline: float | None = None
+        self,
+        texts: list[str],
+        rule_classes: list[str],
+        *,
+        deadline: float | None = None,
+        base: int | None = None,
     ) -> ModelScore:
         """Score folded texts (the flat views of a result); the best window of any counts.
-        Past `deadline` (a time.monotonic() instant) the texts left are not scored."""
-        best, excerpt = -math.inf, ""
-        for text in texts:
+        Past `deadline` (a time.monotonic() instant) the texts left are not scored.
+
+        `base` (an index into `texts`) is scored first and in full; every other text is
+        scored as what it changes in a text scored before it when it is close to one (a
+        respelled copy, the same comment found in two views), with the same result to the
+        last bit as scoring it alone. The best window of the first text in order wins ties.
+        """
+        order = list(range(len(texts)))
+        if base is not None and 0 < base < len(texts):
+            order.insert(0, order.pop(base))
+        found: dict[int, Run] = {}
+        views = Views(self._scorer)
+        for index in order:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            toks = tokens(text)
-            if deadline is not None and time.monotonic() > deadline:
+            run = views.score(texts[index], deadline)
+            if run is None:
                 break  # tokenising a megabyte can use up the budget: not the window sums too
-            value, at, length = self.best_window(toks)
+            found[index] = run
+        best, excerpt = -math.inf, ""
+        for index in range(len(texts)):
+            run = found.get(index)
+            if run is None:
+                continue
+            value, at, length = run.best
             if value > best:
-                best, excerpt = value, " ".join(toks[at : at + length])
+                best, excerpt = value, " ".join(run.toks[at : at + length])
         if best == -math.inf:
             best = 0.0
         logit = self.bias + best + sum(self.weights.get("r:" + c, 0.0) for c in set(rule_classes))

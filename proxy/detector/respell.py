@@ -30,6 +30,8 @@ MIN_LEET_WORDS = 3
 _SPACED_PATTERN = r"\b(?:[a-zA-Z][ .\-_|*~+/]){3,}[a-zA-Z]\b"
 _SPACED_SEP = re.compile(r"[ .\-_|*~+/]")
 _LETTER_SPACE = re.compile(r"(?<=\b[a-zA-Z]) (?=[a-zA-Z]\b)")
+# The same spaces in ASCII text, for RE2 over bytes: runs of one-letter words one space apart.
+_LETTER_RUN_ASCII = rb"\b[a-zA-Z](?: [a-zA-Z]\b)+"
 
 
 @functools.cache
@@ -44,6 +46,13 @@ def _leet_word_ascii() -> Any:
     import re2
 
     return re2.compile(_LEET_WORD_ASCII)
+
+
+@functools.cache
+def _letter_run_ascii() -> Any:
+    import re2
+
+    return re2.compile(_LETTER_RUN_ASCII)
 
 
 @functools.cache
@@ -67,9 +76,19 @@ def respelled_views(text: str) -> list[tuple[str, str]]:
             views.append(("leet", leet))
     if _spaced().search(text):
         # Letters one space apart are one word ("D o" too), words are wider apart.
-        view = _LETTER_SPACE.sub("", text)
+        view = _join_letters(text)
         views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
     return views
+
+
+def _join_letters(text: str) -> str:
+    """`text` without the spaces between one-letter words (_LETTER_SPACE)."""
+    if text.isascii():  # RE2: Python's engine tries the lookbehind at every character
+        joined = _letter_run_ascii().sub(
+            lambda m: m.group().replace(b" ", b""), text.encode("ascii")
+        )
+        return str(joined.decode("ascii"))
+    return _LETTER_SPACE.sub("", text)
 
 
 def _leet_view(text: str) -> str | None:

@@ -1,0 +1,225 @@
+"""Derived views scored at the cost of their changes: the same model score, label and excerpt as
+the old scorer (tests/reference_scorer.py) scoring every view whole, for any weights."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from bench.payloads import KINDS, payload
+from proxy.detector import scoring
+from proxy.detector.detector import _model_texts
+from proxy.detector.lexicon import CLASS_OF, CLASSES
+from proxy.detector.model import LinearModel, shipped_model, tokens
+from proxy.detector.normalize import prepare
+from proxy.detector.rules import builtin_pack_paths, load_packs
+from proxy.detector.scoring import Scorer, Views
+from proxy.detector.textdiff import TokenIndex, char_regions, token_splice, word_mask
+from tests.hostile_inputs import hostile_inputs
+from tests.reference_scorer import ReferenceModel
+from tests.test_detector_model import ATTACKS, BENIGN
+
+SIZES = (4096, 65536, 262144)
+DERIVED_FROM = 1024  # the tests derive views this short too: more cases, same semantics
+
+
+@pytest.fixture(autouse=True)
+def _derive_short_views(monkeypatch):
+    monkeypatch.setattr(scoring, "MIN_DERIVED_CHARS", DERIVED_FROM)
+
+
+def _views(text: str) -> tuple[list[str], int | None]:
+    prepared = prepare(text, markup=True)
+    kinds = [s.kind for s in prepared.segments if s.kind != "lines"]
+    return _model_texts(prepared), kinds.index("text") if "text" in kinds else None
+
+
+def _assert_same(model: LinearModel, texts: list[str], classes: list[str], base: int | None):
+    reference = ReferenceModel(model)
+    expected = reference.score(texts, classes)
+    assert model.score(texts, classes) == expected
+    assert model.score(texts, classes, base=base) == expected
+    # Each view's run too, position by position: a contribution that differs rarely moves
+    # the best window, so the score alone would let a wrong one through.
+    views = Views(model._scorer)
+    order = list(range(len(texts)))
+    if base is not None:
+        order.insert(0, order.pop(base))
+    for index in order:
+        run = views.score(texts[index], None)
+        assert run is not None
+        toks = tokens(texts[index])
+        assert run.toks == toks
+        assert run.contrib == reference.contributions(toks)
+        assert run.best == reference.best_window(toks)
+
+
+def _corpus() -> list[str]:
+    rules = load_packs(builtin_pack_paths())
+    texts = [t for rule in rules for t in (*rule.positive, *rule.negative)]
+    texts += [*ATTACKS.values(), *BENIGN.values()]
+    return texts
+
+
+def _mutated(text: str, rng: random.Random) -> str:
+    """A close copy: words respelled, letters spaced out, words cut or added."""
+    words = text.split(" ")
+    for _ in range(rng.randint(1, 12)):
+        at = rng.randrange(len(words))
+        trick = rng.random()
+        if trick < 0.3:
+            words[at] = words[at].translate(str.maketrans("oeia", "0314"))
+        elif trick < 0.5:
+            words[at] = " ".join(words[at])
+        elif trick < 0.7:
+            del words[at : at + rng.randint(1, 5)]
+            if not words:
+                words = ["x"]
+        else:
+            words.insert(at, rng.choice(["ignore", "previous", "instructions", "you", "send",
+                                         "the", "password", "x" * 45, "a1b2", "now"]))
+    return " ".join(words)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("size", SIZES)
+def test_payload_views_score_as_the_old_scorer(kind, size):
+    texts, base = _views(payload(kind, size, 3))
+    _assert_same(shipped_model().model, texts, ["role_hijack"], base)
+
+
+def test_rule_examples_attacks_and_hostile_inputs_score_as_the_old_scorer():
+    model = shipped_model().model
+    for text in [*_corpus(), *hostile_inputs(65536).values()]:
+        texts, base = _views(text)
+        _assert_same(model, texts, [], base)
+
+
+def _random_model(rng: random.Random, toks: list[str], *, shared: bool) -> LinearModel:
+    """Weights of both signs on a text's own tokens, bigrams and every word class, in a
+    short window so chains overlap; `shared`: a unigram key equal to a class name."""
+    weights: dict[str, float] = {}
+    vocabulary = sorted(set(toks))
+    for tok in rng.sample(vocabulary, min(len(vocabulary), 400)):
+        weights["u:" + tok] = rng.uniform(-1.0, 2.0)
+    for a, b in itertools.pairwise(toks):
+        if rng.random() < 0.2:
+            weights[f"b:{a} {b}"] = rng.uniform(-1.0, 2.0)
+    names = list(CLASSES)
+    for name in names:
+        weights["c:" + name] = rng.uniform(-0.5, 1.5)
+        for other in rng.sample(names, 4):
+            weights[f"k:{other}>{name}"] = rng.uniform(-0.5, 1.5)
+    if shared:
+        weights["u:IGNORE"] = 1.0
+    return LinearModel({
+        "format": 1, "version": "random", "window": rng.choice([2, 3, 5, 8, 32]),
+        "bias": rng.uniform(-3.0, 0.0), "block_threshold": 0.9, "warn_threshold": 0.5,
+        "weights": weights,
+    })
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mutated_copies_score_as_the_old_scorer_for_any_weights(seed, monkeypatch):
+    derived = []
+    derive = Scorer.derive
+    monkeypatch.setattr(Scorer, "derive", lambda self, *a: derived.append(1) or derive(self, *a))
+    rng = random.Random(seed)
+    corpus = [text for text in _corpus() if text.isascii()]  # others are scored whole
+    base = " ".join(rng.choice(corpus) for _ in range(400))
+    base = (base * (DERIVED_FROM * 4 // len(base) + 1)).casefold()
+    for model in (shipped_model().model, _random_model(rng, tokens(base), shared=False)):
+        for _ in range(8):
+            copies = [_mutated(base, rng) for _ in range(rng.randint(1, 3))]
+            texts = [*copies, base, copies[0]]  # one copy twice: scored once
+            _assert_same(model, texts, [], len(copies))
+    assert len(derived) > 16  # the copies were scored from the base, not whole
+
+
+def test_a_model_sharing_keys_between_tokens_and_classes_is_scored_as_the_old_scorer():
+    rng = random.Random(7)
+    model = _random_model(rng, [*CLASS_OF, *CLASS_OF], shared=True)
+    reference = ReferenceModel(model)
+    words = [*CLASS_OF, *CLASSES]  # class names as tokens: their chains share `last`
+    for _ in range(200):
+        toks = [rng.choice(words) for _ in range(rng.randint(0, 120))]
+        assert model.best_window(toks) == reference.best_window(toks)
+
+
+def test_a_long_view_identical_to_the_text_costs_one_scoring_and_the_same_score():
+    text = payload("prose", 65536, 1).casefold()
+    model = shipped_model().model
+    _assert_same(model, [text, text, text], [], 1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_changed_words_alone_give_the_tokens_of_the_whole_view(seed):
+    rng = random.Random(seed)
+    alphabet = "ab1 0e3 .-_xyz"
+    for _ in range(3000):
+        n = rng.choice([0, 1, 5, 50, 300, 3000])
+        s = "".join(rng.choice(alphabet) for _ in range(n))
+        if rng.random() < 0.3:
+            s = s.replace("x", "x" * 45)  # runs longer than one token
+        t = _mutated(s, rng) if s.strip() else s + "q"
+        s_toks = tokens(s)
+        mask = word_mask(s)
+        assert mask is not None
+        regions = char_regions(s, t, 1 << 20)
+        assert regions is not None
+        spliced = token_splice(s, s_toks, TokenIndex(s, mask, tokens), t, regions, tokens)
+        assert spliced is not None
+        t_toks, changes = spliced
+        assert t_toks == tokens(t)
+        rebuilt: list[str] = []
+        copied = 0
+        for a0, a1, b0, b1 in changes:
+            rebuilt += s_toks[copied:a0] + t_toks[b0:b1]
+            copied = a1
+        assert rebuilt + s_toks[copied:] == t_toks
+
+
+def test_char_regions_are_an_edit_script_between_the_two_texts():
+    rng = random.Random(11)
+    for _ in range(2000):
+        s = "".join(rng.choice("abc é") for _ in range(rng.randint(0, 400)))
+        t = _mutated(s, rng) if s else "z"
+        regions = char_regions(s, t, 1 << 20)
+        assert regions is not None
+        at = t_at = 0
+        for s0, s1, t0, t1 in regions:
+            assert s[at:s0] == t[t_at:t0]  # equal, at the offsets given, between regions
+            at, t_at = s1, t1
+        assert s[at:] == t[t_at:]
+
+
+@pytest.mark.parametrize("window", [2, 3, 6, 8])
+def test_word_for_word_copies_with_repeated_keys_score_as_the_old_scorer(window, monkeypatch):
+    """Few words, each repeated every few tokens: a changed word moves the counted
+    occurrences of its chain far past the change (the case the chain walk must follow)."""
+    derived = []
+    derive = Scorer.derive
+    monkeypatch.setattr(Scorer, "derive", lambda self, *a: derived.append(1) or derive(self, *a))
+    rng = random.Random(window)
+    words = ["ignore", "previous", "you", "send", "the", "now", "data", "rules"]
+    weights = {"u:" + w: rng.uniform(0.1, 2.0) for w in words}
+    weights.update({f"b:{a} {b}": rng.uniform(-1.0, 2.0) for a in words for b in words})
+    weights.update({"c:" + c: rng.uniform(0.1, 1.5) for c in CLASSES})
+    weights.update({f"k:{a}>{b}": rng.uniform(0.1, 1.5) for a in CLASSES for b in CLASSES})
+    model = LinearModel({"format": 1, "version": "t", "window": window, "bias": -1.0,
+                         "block_threshold": 0.9, "warn_threshold": 0.5, "weights": weights})
+    for _ in range(20):
+        period = rng.choice([window - 1, window, window + 1, 2 * window])
+        toks = [words[(i // period) % 3] if i % period == 0 else rng.choice(words[3:])
+                for i in range(900)]
+        copies = []
+        for _ in range(2):
+            changed = list(toks)
+            for _ in range(rng.randint(1, 6)):
+                at = rng.randrange(len(changed))
+                changed[at] = rng.choice(words)
+            copies.append(" ".join(changed))
+        _assert_same(model, [*copies, " ".join(toks)], [], 2)
+    assert derived
