@@ -52,8 +52,6 @@ class Detector:
         # The last call's argument texts, prepared once: the engine scans each argument string
         # (scan_text) right after its argument rules ran (inspect_arguments) on the same text.
         self._arguments: dict[int, tuple[str, Base]] = {}
-        # The last text the result rules and the model finished, with what they found.
-        self._last_result_scan: tuple[str, Prepared, ScanResult, ModelScore | None] | None = None
 
     # --- public API ---------------------------------------------------------------------
 
@@ -159,18 +157,9 @@ class Detector:
             ), None
         deadline = started + self.time_budget_ms / 1000
         text = "\n".join(collected.texts)  # one text: that very string, not a copy
-        last = self._last_result_scan if direction == "s2c" and markup else None
-        if last is not None and last[0] == text:
-            # The same text scanned again (an echoed argument comes back as the result): the
-            # passes and scores are a function of the text; the policy below still decides.
-            _, prepared, found_rules, model = last
-            timed_out = False
-        else:
-            prepared, found_rules, model, timed_out = self._scan(
-                direction, text, markup, keep, found, deadline
-            )
-            if direction == "s2c" and markup and not timed_out:
-                self._last_result_scan = (text, prepared, found_rules, model)
+        prepared, found_rules, model, timed_out = self._scan(
+            direction, text, markup, keep, found, deadline
+        )
         for note in prepared.notes:
             if note not in notes:
                 notes.append(note)
