@@ -390,18 +390,24 @@ def build(sources: dict[str, tuple[int, list[str]]], variant: Variant | None = N
 # --- model selection -------------------------------------------------------------------------
 
 
-def embedded_probes(sources: dict[str, tuple[int, list[str]]]) -> dict[str, list[str]]:
+def embedded_probes(sources: dict[str, tuple[int, list[str]]], host_sources: tuple[str, ...]
+                    ) -> dict[str, list[str]]:
     """Per injection source, each of its texts embedded once in a validation-share benign
-    document of the base sources (never fitted on): how a left-out source is scored inside a
+    document of `host_sources` (never fitted on): how a left-out source is scored inside a
     tool result."""
-    hosts = hosts_of({n: v for n, v in sources.items() if n in BASE_SOURCES}, validation=True)
+    hosts = hosts_of({n: v for n, v in sources.items() if n in host_sources}, validation=True)
     rng = random.Random(SEED + 2)
     return {name: [embed(text, hosts[rng.randrange(len(hosts))][1], rng) for text in texts]
             for name, (label, texts) in sources.items() if label}
 
 
-def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant
-                   ) -> dict[str, dict[str, Any]]:
+def fold(samples: list[Sample], left: str) -> list[Sample]:
+    """The training samples of the fold that leaves `left` out: nothing made from it."""
+    return [s for s in samples if left not in s.origin]
+
+
+def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
+                   probe_hosts: tuple[str, ...] = BASE_SOURCES) -> dict[str, dict[str, Any]]:
     """Leave one source out: per left-out source, recall (bare, embedded; block threshold) or
     false positives (warn threshold) of the model trained on the others."""
     from proxy.detector import DetectorConfig, load_detector
@@ -412,11 +418,11 @@ def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant
     samples = samples_from(mine, variant, features)
     detector = load_detector(DetectorConfig(model=False))
     probes = {name: [detector.model_inputs(t[:MAX_DOC_CHARS])[0] for t in texts]
-              for name, texts in embedded_probes(mine).items()}
+              for name, texts in embedded_probes(mine, probe_hosts).items()}
     out: dict[str, dict[str, Any]] = {}
     for left in variant.sources:
         started = time.perf_counter()
-        model, _ = fit([s for s in samples if left not in s.origin], features, variant)
+        model, _ = fit(fold(samples, left), features, variant)
         scorer = LinearModel(model)
         own = [scorer.score(s.inputs, []).probability for s in samples if s.origin == {left}]
         if mine[left][0]:
@@ -474,6 +480,20 @@ def cv_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def manifest(sources: dict[str, tuple[int, list[str]]]) -> dict[str, Any]:
+    """Per training source, how many texts and a digest of them: written beside the model, so
+    a `--check` that fails on another machine names the sources that read differently there
+    (installed packages, /usr/share/doc) instead of just "differs"."""
+    return {name: {"label": label, "texts": len(texts),
+                   "sha256": hashlib.sha256(json.dumps(texts).encode("utf-8",
+                                                                     "surrogatepass")).hexdigest()}
+            for name, (label, texts) in sources.items()}
+
+
+def manifest_path(model_file: Path) -> Path:
+    return model_file.with_name(model_file.stem + ".sources.json")
+
+
 def dumps(model: dict[str, Any]) -> str:
     return json.dumps(model, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -511,8 +531,10 @@ def main() -> int:
               f" ({round(time.perf_counter() - started)} s)")
         return 0
     variant = VARIANTS[SHIPPED]
-    model, stats = build(load_sources(variant.sources, args.cache), variant)
+    sources = load_sources(variant.sources, args.cache)
+    model, stats = build(sources, variant)
     text = dumps(model)
+    listing = json.dumps(manifest(sources), indent=1, sort_keys=True) + "\n"
     print(json.dumps({**stats, "variant": SHIPPED,
                       "seconds": round(time.perf_counter() - started, 1),
                       "bytes": len(text.encode())}, indent=2, default=dict), file=sys.stderr)
@@ -520,9 +542,17 @@ def main() -> int:
         same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
         print("shipped model matches the training build" if same else
               f"{args.out} differs from what the training script builds", file=sys.stderr)
+        listed = manifest_path(args.out)
+        if not same and listed.exists():
+            was, now = json.loads(listed.read_text()), json.loads(listing)
+            for name in sorted(set(was) | set(now)):
+                if was.get(name) != now.get(name):
+                    print(f"  source {name} reads differently here: shipped from "
+                          f"{was.get(name)}, here {now.get(name)}", file=sys.stderr)
         return 0 if same else 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
+    manifest_path(args.out).write_text(listing, encoding="utf-8")
     return 0
 
 
