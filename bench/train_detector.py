@@ -52,7 +52,7 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-VERSION = "linear-1"
+VERSION = "linear-2"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
 BASE_SOURCES = (
@@ -96,7 +96,7 @@ VARIANTS: dict[str, Variant] = {
                                 BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
                                 per_source_fp=True),
 }
-SHIPPED = "v0_shipped"
+SHIPPED = "v5_l2"
 
 
 @dataclass
