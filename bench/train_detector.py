@@ -52,7 +52,7 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-VERSION = "linear-2"
+VERSION = "linear-1"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
 BASE_SOURCES = (
@@ -96,7 +96,9 @@ VARIANTS: dict[str, Variant] = {
                                 BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
                                 per_source_fp=True),
 }
-SHIPPED = "v5_l2"
+# The recipe of the shipped file. Cross-validation picked v5_l2, but on the held-out AgentDojo
+# replay it let more attacks through in both modes (docs/detector.md), so it was not shipped.
+SHIPPED = "v0_shipped"
 
 
 @dataclass
