@@ -85,43 +85,7 @@ class ReferenceModel:
         if not toks:
             return 0.0, 0, 0
         span = self.window
-        uni, bi, cls_w, pair_w = self.unigrams, self.bigrams, self.classes, self.class_pairs
-        last: dict[Any, int] = {}
-        seen = last.get
-        # map() over dict.get runs at C speed; only the hits are walked in Python.
-        contrib = list(map(uni.get, toks, itertools.repeat(0.0)))
-        n = len(toks)
-        # Positive evidence counts once per window; negative evidence is kept as is. The
-        # positions to walk are picked by compress() over C-speed maps, not a Python loop.
-        for i in list(itertools.compress(range(n), map(operator.gt, contrib, _ZEROS))):
-            tok = toks[i]
-            if i - seen(tok, -span) < span:
-                contrib[i] = 0.0
-            else:
-                last[tok] = i
-        pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
-        for i in list(itertools.compress(range(n - 1), pairs)):
-            weight = pairs[i]
-            pair = (toks[i], toks[i + 1])
-            if weight < 0.0 or i + 1 - seen(pair, -span) >= span:
-                contrib[i + 1] += weight
-                if weight > 0.0:
-                    last[pair] = i + 1
-        classes = list(map(CLASS_OF.get, toks))
-        for i in list(itertools.compress(range(n), classes)):
-            cls = classes[i]
-            assert cls is not None
-            keys: list[str | tuple[str, str]] = [cls]
-            for back in (1, 2):
-                prev = classes[i - back] if i >= back else None
-                if prev is not None:
-                    keys.append((prev, cls))
-            for key in keys:
-                found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
-                if found is not None and (found < 0.0 or i - seen(key, -span) >= span):
-                    contrib[i] += found
-                    if found > 0.0:
-                        last[key] = i
+        contrib = self.contributions(toks)
         if len(contrib) <= span:
             return math.fsum(contrib), 0, len(contrib)
         prefix = [0.0, *itertools.accumulate(contrib)]

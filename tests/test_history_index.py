@@ -15,15 +15,7 @@ from proxy import audit
 from proxy.audit import AuditEvent, AuditWriter
 from proxy.store import fts_index, retention, schema
 from tests.relay_pipes import query, wait_for
-
-
-def add_event(conn: sqlite3.Connection, ts: float, **fields: Any) -> int:
-    row = {"session_id": "s1", "server": "gmail", "direction": "c2s", "kind": "request",
-           "method": "tools/call", "tool": "send_email", "verdict": "allow", **fields}
-    cols = ", ".join(["ts", *row])
-    marks = ", ".join("?" * (len(row) + 1))
-    cur = conn.execute(f"INSERT INTO events ({cols}) VALUES ({marks})", [ts, *row.values()])
-    return int(cur.lastrowid or 0)
+from tests.test_app_history import add_event
 
 
 def body(i: int) -> str:
