@@ -21,9 +21,11 @@ _LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
 _LEET_WORD_ASCII = (
     rb"\b[a-zA-Z013457]*(?:[a-zA-Z][013457]|[013457][a-zA-Z])[a-zA-Z013457]*\b"
 )
-# Hashes, versions, units and names with a number (sha256, v2, 10ms, 3rd, utf8), not disguises.
+# Hashes, versions, units, names with a number (sha256, v2, 10ms, 3rd, utf8) and the pieces of
+# ISO 8601 times (`30T01` of 2026-11-30T01:02, `05Z`), not disguises.
 _HEXISH = re.compile(
     r"[0-9a-fA-F]{6,}|[vV]\d+|\d+(?:[kmgtKMGT]?[bB]|ms|px|[smhkxdKMGX]|th|st|nd|rd)|[a-zA-Z]+\d+"
+    r"|\d+T\d+|\d+Z"
 )
 MIN_LEET_WORDS = 3
 # Letters one by one with the same separator between them: "i g n o r e", "S.Y.S.T.E.M".
@@ -74,7 +76,7 @@ def respelled_views(text: str) -> list[tuple[str, str]]:
         leet = _leet_view(text)
         if leet is not None:
             views.append(("leet", leet))
-    if _spaced().search(text):
+    if any(_spells(m.group()) for m in _spaced().finditer(text)):
         # Letters one space apart are one word ("D o" too), words are wider apart.
         view = _join_letters(text)
         views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
@@ -89,6 +91,12 @@ def _join_letters(text: str) -> str:
         )
         return str(joined.decode("ascii"))
     return _LETTER_SPACE.sub("", text)
+
+
+def _spells(run: str) -> bool:
+    """Whether letters spelled out one by one can be a word: "a a a a" (a list, a table's
+    filler) cannot, and would cost a whole copy of the text."""
+    return len(set(run[::2].lower())) > 1
 
 
 def _leet_view(text: str) -> str | None:
