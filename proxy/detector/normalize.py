@@ -318,9 +318,10 @@ def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
 
         text = _HTML_TAG.sub(replace, text)
     if "&" in text and _ENTITY.search(text):
-        import html  # its entity table costs import time; most results have no entities
+        # Its entity table costs import time; most results have no entities.
+        from proxy.detector.entities import unescape
 
-        text = html.unescape(text)
+        text = unescape(text)
     # str.replace, not translate(): translate walks a dict per character on non-ASCII text.
     for mark in _MARKDOWN_EMPHASIS:
         if mark in text:
