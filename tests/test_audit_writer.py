@@ -179,8 +179,8 @@ async def test_stores_write_through_the_queue_from_the_loop_and_from_worker_thre
     writer.sessions.started("s1", "srv", "[]", 1, 2, 1.0)
     store = Database.open(db_file, write=writer.writer(asyncio.get_running_loop()))
     # The engine is built in a worker thread (proxy.components) and records from there.
-    await asyncio.to_thread(store.taint.record, "a@evil.example", "email", "free_text", "srv",
-                            "read", "s1", 2.0)
+    await asyncio.to_thread(store.taint.record_all,
+                            [("a@evil.example", "email", "free_text", "srv", "read", "s1", 2.0)])
     store.hot_results.record("srv", "read", "s1", 3.0, "block", "text")  # from the loop
     # Queued, not yet written: a reader (the proxy's own connection) sees nothing so far.
     assert store.taint.sightings(["a@evil.example"]) == []

@@ -10,7 +10,7 @@ import pytest
 
 from bench.payloads import KINDS, payload
 from proxy.detector import scoring
-from proxy.detector.detector import _model_texts
+from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
 from proxy.detector.normalize import prepare
@@ -31,9 +31,7 @@ def _derive_short_views(monkeypatch):
 
 
 def _views(text: str) -> tuple[list[str], int | None]:
-    prepared = prepare(text, markup=True)
-    kinds = [s.kind for s in prepared.segments if s.kind != "lines"]
-    return _model_texts(prepared), kinds.index("text") if "text" in kinds else None
+    return model_views(prepare(text, markup=True))
 
 
 def _assert_same(model: LinearModel, texts: list[str], classes: list[str], base: int | None):

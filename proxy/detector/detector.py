@@ -115,7 +115,7 @@ class Detector:
         collected.strings(text)
         prepared = prepare("\n".join(collected.texts), markup=True, deadline=None)
         found = scan(prepared, self._compiled["s2c"], None)
-        return _model_texts(prepared), [rule.cls for rule in found.hits]
+        return model_views(prepared)[0], [rule.cls for rule in found.hits]
 
     # --- internals ----------------------------------------------------------------------
 
@@ -209,10 +209,9 @@ class Detector:
         timed_out = prepared.timed_out or found_rules.timed_out
         model: ModelScore | None = None
         if self.use_model and direction == "s2c" and not timed_out:
-            flat = [s for s in prepared.segments if s.kind != "lines"]
-            text_view = next((i for i, s in enumerate(flat) if s.kind == "text"), None)
+            texts, text_view = model_views(prepared)
             model = shipped_model().model.score(
-                [s.text for s in flat], [rule.cls for rule in found_rules.hits],
+                texts, [rule.cls for rule in found_rules.hits],
                 deadline=time.monotonic() + (deadline - time.perf_counter()),
                 base=text_view,  # the others are mostly copies of it: scored by their changes
             )
@@ -278,7 +277,10 @@ class Detector:
         return "; ".join(parts)
 
 
-def _model_texts(prepared: Prepared) -> list[str]:
-    """The flat views the learned layer scores: the text, what was hidden or encoded in it,
-    comments and attributes (not the line-preserving copy of the text)."""
-    return [segment.text for segment in prepared.segments if segment.kind != "lines"]
+def model_views(prepared: Prepared) -> tuple[list[str], int | None]:
+    """The flat views the learned layer scores (the text, what was hidden or encoded in it,
+    comments and attributes; not the line-preserving copy of the text), and which of them is
+    the text itself, the one the others are mostly copies of."""
+    flat = [segment for segment in prepared.segments if segment.kind != "lines"]
+    text_view = next((i for i, segment in enumerate(flat) if segment.kind == "text"), None)
+    return [segment.text for segment in flat], text_view

@@ -14,7 +14,6 @@ shipped in the wheel and read lazily on the first scan; nothing is downloaded.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import math
 import re
@@ -33,7 +32,6 @@ FORMAT = 1
 _DIGITS = re.compile(r"\d+")
 # Words of folded text; digit runs are one token ("0") so counts and ids generalise.
 _TOKEN = re.compile(r"[^\W_]{1,40}")
-_ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 
 
 def tokens(folded: str) -> list[str]:

@@ -32,6 +32,7 @@ import bisect
 import itertools
 import math
 import operator
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -537,8 +538,6 @@ class Views:
 
     def score(self, text: str, deadline: float | None) -> Run | None:
         """The run of `text`; None when the deadline passed after tokenising it."""
-        import time
-
         run = self.by_text.get(text)
         if run is None:
             run = self._derived(text)

@@ -27,10 +27,6 @@ class TaintStore:
         self._db = db
         self._write = write
 
-    def record(self, value: str, kind: str, provenance: str, server: str, tool: str,
-               session_id: str, ts: float) -> None:
-        self.record_all([(value, kind, provenance, server, tool, session_id, ts)])
-
     def record_all(self, rows: list[tuple[str, str, str, str, str, str, float]]) -> None:
         """(value, kind, provenance, server, tool, session_id, ts) rows in one statement: a
         result can hold thousands of links, and a queued statement each cost more than the
