@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str], bool]] = {
     "engine": ("engine_bench.py", [], ["--calls", "500"], False),
     "detector": ("detector_bench.py", [], ["--quick"], True),
     "history": ("app_history_bench.py", [], ["--rows", "100000"], False),
+    "audit": ("audit_bench.py", [], ["--calls", "100", "--rounds", "1"], False),
     "ask": ("ask_bench.py", [], ["--n", "300"], False),
 }
 
