@@ -55,7 +55,14 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-VERSION = "linear-1"
+VERSION = "linear-2"  # linear-1: the shipped file, built from what one machine had
+# What this script builds from the pinned corpora: its default --out, and what --check
+# compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
+# machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; this
+# rebuild of the same recipe from the pinned corpora raised held-out false positives past the
+# rule fixed before it was evaluated (docs/detector.md), so the lead decides. To ship it: rename
+# it and its .sources.json to injection-linear.* and drop this default.
+CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
 BASE_SOURCES = (
@@ -553,7 +560,7 @@ def main() -> int:
     from proxy.detector.model import model_path
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=model_path())
+    parser.add_argument("--out", type=Path, default=model_path().with_name(CANDIDATE))
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     parser.add_argument("--cache", type=Path, help="keep loaded corpora here between runs")
     parser.add_argument("--cv", nargs="?", const=",".join(VARIANTS),
