@@ -1,4 +1,4 @@
-"""Train the detector's learned layer (packs/models/injection-linear.json) from TRAIN_SOURCES.
+"""Train the detector's learned layer (a packs/models/*.json file) from TRAIN_SOURCES.
 
     .venv/bin/python bench/train_detector.py [--out FILE] [--check] [--cache DIR]
     .venv/bin/python bench/train_detector.py --cv [VARIANT,...] [--cv-out FILE] [--cache DIR]
