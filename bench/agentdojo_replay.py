@@ -1,7 +1,7 @@
 """Replay AgentDojo ground truth through the detector and the decision engine, no LLM anywhere.
 
-Needs the `agentdojo` package in the venv (a benchmark tool, not a Gatewatch dependency):
-    .venv/bin/pip install agentdojo==0.1.35
+Needs the pinned corpora (a benchmark tool, not a Gatewatch dependency), agentdojo among them:
+    bash bench/install_corpora.sh
     .venv/bin/python bench/agentdojo_replay.py [--version v1.2.2] [--suites workspace,slack]
         [--human approve|none] [--attacks important_instructions,ignore_previous,...]
 
@@ -245,12 +245,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     opts = parser.parse_args()
     warnings.filterwarnings("ignore")
+    from detector_corpora import Absent, attack_pairs, use_corpora
+
     try:
-        from agentdojo.task_suite.load_suites import get_suites
-    except ImportError:
-        print("agentdojo is not installed: .venv/bin/pip install agentdojo", file=sys.stderr)
+        use_corpora()  # agentdojo and what it imports, as pinned
+    except Absent as exc:
+        print(exc, file=sys.stderr)
         return 2
-    from detector_corpora import attack_pairs
+    from agentdojo.task_suite.load_suites import get_suites
 
     detector = None
     if not opts.no_detector:

