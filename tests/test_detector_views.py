@@ -7,6 +7,8 @@ import itertools
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
 from proxy.detector import scoring
@@ -19,6 +21,7 @@ from proxy.detector.scoring import Scorer, Views
 from proxy.detector.textdiff import TokenIndex, char_regions, token_splice, word_mask
 from tests.hostile_inputs import hostile_inputs
 from tests.reference_scorer import ReferenceModel
+from tests.reference_scorer import tokens as reference_tokens
 from tests.test_detector_model import ATTACKS, BENIGN
 
 SIZES = (4096, 65536, 262144)
@@ -48,7 +51,7 @@ def _assert_same(model: LinearModel, texts: list[str], classes: list[str], base:
     for index in order:
         run = views.score(texts[index], None)
         assert run is not None
-        toks = tokens(texts[index])
+        toks = reference_tokens(texts[index])
         assert run.toks == toks
         assert run.contrib == reference.contributions(toks)
         assert run.best == reference.best_window(toks)
@@ -221,3 +224,29 @@ def test_word_for_word_copies_with_repeated_keys_score_as_the_old_scorer(window,
             copies.append(" ".join(changed))
         _assert_same(model, [*copies, " ".join(toks)], [], 2)
     assert derived
+
+
+# --- rewrites of a definition, checked against the old one ---------------------------------
+
+_WORDY = st.lists(
+    st.sampled_from([*"aBz019_ -.\t\n\x0b\x1c\x85é٣", "x" * 41, "instuctions", "preserve",
+                     "iunstructions", "disreagrd", "00", "2026-11-30T00:05:48Z"]),
+    max_size=80,
+).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_WORDY)
+def test_tokens_are_the_old_regex_tokens(text):
+    # Twice: the second call meets the tokens the first left in the repair memo.
+    for _ in range(2):
+        assert tokens(text) == reference_tokens(text)
+        assert tokens(text.casefold()) == reference_tokens(text.casefold())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_payload_tokens_are_the_old_regex_tokens(kind):
+    for size in (200, 4096, 65536):
+        text = payload(kind, size, 4)
+        for view in (text, *_views(text)[0]):
+            assert tokens(view) == reference_tokens(view)
