@@ -16,6 +16,8 @@ from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
 from proxy.detector.normalize import prepare
+from proxy.detector.re2spans import found, spans
+from proxy.detector.respell import _LEET_WORD, _leet_words, _unleet
 from proxy.detector.rules import builtin_pack_paths, load_packs
 from proxy.detector.scoring import Scorer, Views
 from proxy.detector.textdiff import TokenIndex, char_regions, token_splice, word_mask
@@ -250,3 +252,33 @@ def test_payload_tokens_are_the_old_regex_tokens(kind):
         text = payload(kind, size, 4)
         for view in (text, *_views(text)[0]):
             assert tokens(view) == reference_tokens(view)
+
+
+_LEETISH = st.lists(
+    st.sampled_from([*"aTtZzvVxXf013457289_ -.:é", "30T00", "05Z", "h3ll0", "1gn0r3"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_LEETISH)
+def test_the_leet_words_left_out_of_the_search_are_the_ones_unleet_refuses(text):
+    """The ASCII search skips words shaped like `v1`, `05Z`, `30T01`: exactly words
+    _unleet refuses, so the leet view is the one every leet-shaped word gives."""
+    found = _leet_words(text)
+    every = [(m.start(), m.end(), m.group()) for m in _LEET_WORD.finditer(text)]
+    assert set(found) <= set(every)
+    assert [w for w in found if _unleet(w[2]) is not None] == [
+        w for w in every if _unleet(w[2]) is not None
+    ]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.sampled_from([rb"a*", rb"\b", rb"ab|b", rb"(a)(b)?", rb"x{2,}", rb"$", rb"(?m)^a"]),
+       st.binary(max_size=40).map(lambda b: bytes(b"abx \n"[c % 5] for c in b)))
+def test_re2_spans_are_the_spans_of_finditer(pattern, data):
+    import re2
+
+    compiled = re2.compile(pattern)
+    assert list(spans(compiled, data)) == [m.span() for m in compiled.finditer(data)]
+    assert found(compiled, data) == (compiled.search(data) is not None)

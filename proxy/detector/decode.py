@@ -10,6 +10,9 @@ import re
 import time
 from typing import Any
 
+from proxy.detector.re2spans import found as re2_found
+from proxy.detector.re2spans import spans
+
 MIN_DECODED_CHARS = 6
 
 _ALL_HEX = re.compile(r"[0-9A-Fa-f]{20,}")
@@ -150,8 +153,8 @@ def decode_chunks(
     # RE2 over the UTF-8 bytes: its str API converts every match offset back to characters,
     # which costs a pass over the text per match on non-ASCII input.
     data = text.encode("utf-8", "surrogatepass") if runs else b""
-    for match in _candidates().finditer(data) if runs else ():
-        raw = match.group()
+    for first, last in spans(_candidates(), data) if runs else ():
+        raw = data[first:last]
         start = 0
         while raw[start] not in _RUN_START:  # the character before the run (UTF-8: 1-4 bytes)
             start += 1
@@ -172,9 +175,9 @@ def decode_chunks(
     if markers or runs:
         data = data or text.encode("utf-8", "surrogatepass")
     hex_candidates = [
-        _HEX_SEPARATED[index][1] for index in markers if _hex_separated(index).search(data)
+        _HEX_SEPARATED[index][1] for index in markers if re2_found(_hex_separated(index), data)
     ]
-    if runs and _hex_spaced().search(data):
+    if runs and re2_found(_hex_spaced(), data):
         hex_candidates.append(re.compile(_HEX_SPACED_PATTERN))
     for pattern in hex_candidates:
         for match in pattern.finditer(text):

@@ -17,6 +17,7 @@ from typing import Any
 
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
+from proxy.detector.re2spans import found as re2_found
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
 MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
@@ -451,7 +452,7 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
     if depth < MAX_DEPTH:
         # One search for all of them: most short texts have no respelling and no run worth
         # decoding, and then cost one RE2 call instead of four.
-        runs = _any_mark_or_run().search(text.encode("utf-8", "surrogatepass")) is not None
+        runs = re2_found(_any_mark_or_run(), text.encode("utf-8", "surrogatepass"))
         for name, view in respelled_views(text) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
