@@ -15,7 +15,7 @@ from proxy.detector import scoring
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
-from proxy.detector.normalize import prepare
+from proxy.detector.normalize import base, finish, prepare
 from proxy.detector.re2spans import found, spans
 from proxy.detector.respell import _LEET_WORD, _leet_words, _unleet
 from proxy.detector.rules import builtin_pack_paths, load_packs
@@ -282,3 +282,21 @@ def test_re2_spans_are_the_spans_of_finditer(pattern, data):
     compiled = re2.compile(pattern)
     assert list(spans(compiled, data)) == [m.span() for m in compiled.finditer(data)]
     assert found(compiled, data) == (compiled.search(data) is not None)
+
+
+def _segments(prepared):
+    return [(s.kind, s.text) for s in prepared.segments], prepared.signals, prepared.notes
+
+
+def test_both_finishes_of_one_base_are_the_finishes_of_fresh_prepares():
+    """A call's argument is finished without markup (argument rules) and with it (injection
+    rules) from one base: the second reuses the first's folded views where markup changed
+    nothing, and must give what a fresh prepare gives."""
+    texts = [payload(kind, size, 6) for kind in KINDS for size in (200, 4096)]
+    texts += [*_corpus(), "a <b>bold</b> *move*", "x &amp; y", "<!-- hi --> there", ""]
+    for text in texts:
+        for first in (False, True):
+            found = base(text)
+            one, two = finish(found, markup=first), finish(found, markup=not first)
+            assert _segments(one) == _segments(prepare(text, markup=first))
+            assert _segments(two) == _segments(prepare(text, markup=not first))

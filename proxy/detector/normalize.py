@@ -383,6 +383,10 @@ class _Node:
     kind: str
     text: str
     events: list[str | _Node]  # notes and nested texts, in the order the passes met them
+    # The folded line and flat views of `text`, once one finish made them: the other finish
+    # of the same text (a call's argument, with and without markup) reuses them when reading
+    # markup left the text as it was.
+    folded: tuple[str, str] | None = None
 
 
 def base(text: str, *, deadline: float | None = None) -> Base:
@@ -483,8 +487,14 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
             out.note("hidden:html_comment")
         if attributed:
             out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
-    folded = lines_view(text)  # casefold once for both views
-    out.segments.append(Segment(node.kind, " ".join(folded.split())))
+    if text is node.text and node.folded is not None:
+        folded, flat = node.folded
+    else:
+        folded = lines_view(text)  # casefold once for both views
+        flat = " ".join(folded.split())
+        if text is node.text:
+            node.folded = (folded, flat)
+    out.segments.append(Segment(node.kind, flat))
     if node.kind == "text":
         out.segments.append(Segment("lines", folded))
     for body in comments:

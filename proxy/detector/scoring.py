@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 MIN_DERIVED_CHARS = 32768  # shorter views cost less to score whole than to compare (measured)
-_MAPPED_BIGRAMS = 4096  # from this many tokens on, bigrams are added by one map
+_MAPPED_BIGRAMS = 0  # from this many tokens on, bigrams are added by one map
 _SPLICED_PIECES = 64  # with more pieces than this, the view's raw weights are mapped anew
 # A changed word costs some 20 times what a token costs scored whole: derive only when at most
 # one token in _MAX_CHANGED_SHARE changed.
