@@ -3,6 +3,7 @@ the old scorer (tests/reference_scorer.py) scoring every view whole, for any wei
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import random
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
 from proxy.detector import scoring
+from proxy.detector.decode import _ROT13_MARK, decode_chunks
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
@@ -300,3 +302,11 @@ def test_both_finishes_of_one_base_are_the_finishes_of_fresh_prepares():
             one, two = finish(found, markup=first), finish(found, markup=not first)
             assert _segments(one) == _segments(prepare(text, markup=first))
             assert _segments(two) == _segments(prepare(text, markup=not first))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["rot", "ROT", "Rot", "rOt", "13", "1", "3", " ", "-", "x",
+                                 "protocol"]), max_size=12).map("".join))
+def test_rot13_is_decoded_exactly_where_the_old_gate_and_pattern_find_it(text):
+    old = ("rot" in text or "ROT" in text or "Rot" in text) and _ROT13_MARK.search(text)
+    assert (("rot13", codecs.encode(text, "rot13")) in decode_chunks(text)) == bool(old)

@@ -192,6 +192,8 @@ def decode_chunks(
         unescaped = url_unescape(text)
         if unescaped != text:
             found.append(("url", unescaped))
-    if ("rot" in text or "ROT" in text or "Rot" in text) and _ROT13_MARK.search(text):
+    if "13" in text and ("rot" in text or "ROT" in text or "Rot" in text) and (
+        _ROT13_MARK.search(text)
+    ):
         found.append(("rot13", codecs.encode(text, "rot13")))
     return found
