@@ -44,7 +44,11 @@ def use_root(root: str | None) -> None:
         sys.path.insert(0, str(Path(root).resolve()))
 
 
-def span(values: list[float], digits: int = 2) -> str:
-    """min-max of a measurement over rounds (one value when they agree to the digit)."""
+def span(values: list[float], digits: int | None = None) -> str:
+    """min-max of a measurement over rounds (one value when they agree to the digit); by
+    default three significant digits or so."""
+    if digits is None:
+        top = max(values)
+        digits = 3 if top < 1 else 2 if top < 10 else 1 if top < 100 else 0
     low, high = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
     return low if low == high else f"{low}-{high}"

@@ -212,16 +212,16 @@ def _kinds_ab(args: argparse.Namespace) -> int:
     print(f"detector alone, inspect_result of one text result; budget {budget:g} ms; ranges over"
           f" {args.rounds} rounds of p50s: " + " | ".join(names))
     for size in sizes:
-        print(f"\n{size} B{'':10}{'p50 wall ms':>26}{'p50 CPU ms':>26}  stopped  same result")
+        print(f"\n{size} B{'':10}{'p50 wall ms':>28}{'p50 CPU ms':>28}  stopped  same result")
         for kind in KINDS:
             rows = {name: [run[size][kind] for run in runs[name]] for name in names}
-            wall = " | ".join(span([r["p50_ms"] for r in rows[name]], 3) for name in names)
-            cpu = " | ".join(span([r["cpu_p50_ms"] for r in rows[name]], 3) for name in names)
+            wall = " | ".join(span([r["p50_ms"] for r in rows[name]]) for name in names)
+            cpu = " | ".join(span([r["cpu_p50_ms"] for r in rows[name]]) for name in names)
             stopped = " | ".join(str(sum(r["stopped"] for r in rows[name])) for name in names)
             # A run stopped at the budget has a partial result: compare whole runs only.
             whole = [r["found"] for name in names for r in rows[name] if not r["stopped"]]
             same = "yes" if all(f == whole[0] for f in whole) else "NO"
-            print(f"  {kind:7}{'':6}{wall:>26}{cpu:>26}  {stopped:>7}  {same}")
+            print(f"  {kind:7}{'':6}{wall:>28}{cpu:>28}  {stopped:>7}  {same}")
     return 0
 
 
