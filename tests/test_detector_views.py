@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import itertools
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
 from proxy.detector import scoring
-from proxy.detector.decode import _ROT13_MARK, decode_chunks
+from proxy.detector.decode import _ROT13_MARK, _URL_RUN, decode_chunks
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
@@ -310,3 +311,15 @@ def test_both_finishes_of_one_base_are_the_finishes_of_fresh_prepares():
 def test_rot13_is_decoded_exactly_where_the_old_gate_and_pattern_find_it(text):
     old = ("rot" in text or "ROT" in text or "Rot" in text) and _ROT13_MARK.search(text)
     assert (("rot13", codecs.encode(text, "rot13")) in decode_chunks(text)) == bool(old)
+
+
+_OLD_URL_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}){2,}")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["%", "%2", "%20", "%41", "%e2%80%9c", "%zz", "a", " ", "é",
+                                 "%C3%A9", "%%"]), max_size=20).map("".join))
+def test_url_runs_are_the_old_pattern_runs(text):
+    assert [m.span() for m in _URL_RUN.finditer(text)] == [
+        m.span() for m in _OLD_URL_RUN.finditer(text)
+    ]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector.lexicon import CLASS_OF, repair
+from proxy.detector.re2spans import spans
 from proxy.detector.scoring import Run, Scorer, Views
 from proxy.errors import InvalidValue
 
@@ -49,7 +50,7 @@ _clean: set[str] = set()
 def _long_word() -> Any:
     import re2
 
-    return re2.compile(b"[A-Za-z0-9]{%d}" % (_MAX_TOKEN + 1))
+    return re2.compile(b"[A-Za-z0-9]{%d,}" % (_MAX_TOKEN + 1))
 
 
 def tokens(folded: str) -> list[str]:
@@ -60,10 +61,18 @@ def tokens(folded: str) -> list[str]:
         spaced = folded.translate(_ASCII_WORDS)
         if "00" in spaced:
             spaced = _ZERO_RUN.sub("0", spaced)
+        long = list(spans(_long_word(), spaced.encode("ascii")))
+        if long:  # words over _MAX_TOKEN characters: their pieces, as the regex cuts them
+            pieces: list[str] = []
+            at = 0
+            for start, end in long:
+                pieces.append(spaced[at:start])
+                pieces += [spaced[i : min(i + _MAX_TOKEN, end)] + " "
+                           for i in range(start, end, _MAX_TOKEN)]
+                at = end
+            pieces.append(spaced[at:])
+            spaced = "".join(pieces)
         toks = spaced.split()
-        if _long_word().search(spaced.encode("ascii")) is not None:
-            toks = [tok[i : i + _MAX_TOKEN] for tok in toks
-                    for i in range(0, len(tok), _MAX_TOKEN)]
     else:
         toks = _TOKEN.findall(_DIGITS.sub("0", folded))
     if _clean.issuperset(toks):
