@@ -27,7 +27,10 @@ _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 # Two or more escapes, written to start with the literal "%": the regex engine then skips to
 # each "%" at C speed instead of trying the group at every character (20 ms per MB).
 _URL_RUN = re.compile(r"%[0-9A-Fa-f]{2}(?:%[0-9A-Fa-f]{2})+")
-_ROT13_MARK = re.compile(r"rot[ -]?13", re.IGNORECASE)
+# "rot13" in any case, with a space or dash or nothing before the 13 (no character but the two
+# ASCII cases matches r, o or t ignoring case), for RE2 over the bytes: Python's engine tried
+# it, case-folding, at every character (4 ms per MB).
+_ROT13_MARK = rb"[rR][oO][tT][ -]?13"
 _LETTER = re.compile(r"[^\W\d_]")
 _LAYOUT = {ord("\n"): None, ord("\r"): None, ord("\t"): None}
 
@@ -115,6 +118,13 @@ def _hex_separated(index: int) -> Any:
     return re2.compile(_HEX_SEPARATED[index][1].pattern.encode())
 
 
+@functools.cache
+def _rot13_mark() -> Any:
+    import re2
+
+    return re2.compile(_ROT13_MARK)
+
+
 def _from_hex(token: str) -> str | None:
     digits = re.sub(r"\\x|0x|[ ,:]", "", token)
     try:
@@ -194,8 +204,8 @@ def decode_chunks(
         unescaped = url_unescape(text)
         if unescaped != text:
             found.append(("url", unescaped))
-    if "13" in text and ("rot" in text or "ROT" in text or "Rot" in text) and (
-        _ROT13_MARK.search(text)
+    if "13" in text and ("rot" in text or "ROT" in text or "Rot" in text) and re2_found(
+        _rot13_mark(), data or text.encode("utf-8", "surrogatepass")
     ):
         found.append(("rot13", codecs.encode(text, "rot13")))
     return found
