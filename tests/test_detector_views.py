@@ -19,6 +19,7 @@ from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
 from proxy.detector.normalize import base, finish, prepare
+from proxy.detector.policy import builtin_policy_path, load_policy
 from proxy.detector.re2spans import found, spans
 from proxy.detector.respell import _LEET_WORD, _leet_words, _unleet
 from proxy.detector.rules import builtin_pack_paths, load_packs
@@ -327,3 +328,22 @@ def test_url_runs_are_the_old_pattern_runs(text):
     assert [m.span() for m in _URL_RUN.finditer(text)] == [
         m.span() for m in _OLD_URL_RUN.finditer(text)
     ]
+
+
+@pytest.mark.parametrize("mode", ["default", "paranoid"])
+def test_the_policy_decides_as_trying_every_rule_in_order(mode):
+    policy = load_policy(builtin_policy_path(), mode)
+    rules = load_packs(builtin_pack_paths())
+    rng = random.Random(mode)
+    for _ in range(3000):
+        context = {
+            "direction": rng.choice(["s2c", "c2s", "other"]),
+            "method": rng.choice([None, "tools/call", "resources/read"]),
+            "score": rng.choice([0.0, 0.3, 0.5, 0.75, 0.8, 0.95, 1.0]),
+            "hits": rng.sample(rules, rng.randint(0, 3)),
+            "classifier_label": rng.choice([None, "injection", "benign"]),
+            "model_label": rng.choice([None, "injection", "suspicious", "benign"]),
+        }
+        every = next(((r.verdict, r.name) for r in policy.rules if r.matches(**context)),
+                     (policy.default, "default"))
+        assert policy.decide(**context) == every

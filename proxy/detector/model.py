@@ -61,7 +61,7 @@ def tokens(folded: str) -> list[str]:
         spaced = folded.translate(_ASCII_WORDS)
         if "00" in spaced:
             spaced = _ZERO_RUN.sub("0", spaced)
-        long = list(spans(_long_word(), spaced.encode("ascii")))
+        long = list(spans(_long_word(), spaced.encode("ascii"))) if len(spaced) > _MAX_TOKEN else []
         if long:  # words over _MAX_TOKEN characters: their pieces, as the regex cuts them
             pieces: list[str] = []
             at = 0
