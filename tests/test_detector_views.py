@@ -9,19 +9,20 @@ import random
 import re
 
 import pytest
+import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
-from proxy.detector import scoring
-from proxy.detector.decode import _URL_RUN, decode_chunks
+from proxy.detector import normalize, scoring
+from proxy.detector.decode import _URL_RUN, RUN_PATTERNS, decode_chunks
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
 from proxy.detector.model import LinearModel, shipped_model, tokens
 from proxy.detector.normalize import base, finish, prepare
 from proxy.detector.policy import builtin_policy_path, load_policy
 from proxy.detector.re2spans import found, spans
-from proxy.detector.respell import _LEET_WORD, _leet_words, _unleet
+from proxy.detector.respell import _LEET_WORD, MARK_PATTERNS, _leet_words, _unleet
 from proxy.detector.rules import builtin_pack_paths, load_packs
 from proxy.detector.scoring import Scorer, Views
 from proxy.detector.textdiff import TokenIndex, char_regions, token_splice, word_mask
@@ -347,3 +348,27 @@ def test_the_policy_decides_as_trying_every_rule_in_order(mode):
         every = next(((r.verdict, r.name) for r in policy.rules if r.matches(**context)),
                      (policy.default, "default"))
         assert policy.decide(**context) == every
+
+
+_MARKY = st.lists(st.sampled_from([
+    *"aZ0135 -.:_/+=", "x" * 18, "i g n o r e", "0x41", "de ad be ef", "1gn0r3", "é",
+    "aGVsbG8gd29ybGQgdGhpcyBpcyBh", "4a 6f 68 6e 20 73 6d 69", "68656c6c6f20776f726c64",
+]), max_size=30).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_MARKY)
+def test_the_set_search_says_which_marks_and_runs_occur_as_each_search_does(text):
+    data = text.encode("utf-8", "surrogatepass")
+    patterns = [re2.compile(p.encode()) for p in (*MARK_PATTERNS, *RUN_PATTERNS)]
+    each = tuple(found(p, data) for p in patterns)
+    present = normalize._present(data)
+    assert present == (each if any(each) else None)
+
+
+def test_texts_prepare_alike_whether_the_set_search_answers_or_each_search_runs(monkeypatch):
+    texts = [payload(kind, size, 7) for kind in KINDS for size in (200, 4096, 65536)]
+    texts += [*_corpus(), *hostile_inputs(16384).values()]
+    prepared = [_segments(prepare(text)) for text in texts]
+    monkeypatch.setattr(normalize, "_present", lambda data: None)
+    assert [_segments(prepare(text)) for text in texts] == prepared

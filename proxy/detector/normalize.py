@@ -422,6 +422,27 @@ def _any_mark_or_run() -> Any:
     return re2.compile("|".join(f"(?:{p})" for p in (*MARK_PATTERNS, *RUN_PATTERNS)).encode())
 
 
+@functools.cache
+def _which_mark_or_run() -> Any:
+    import re2
+
+    found = re2.Set.SearchSet()
+    for pattern in (*MARK_PATTERNS, *RUN_PATTERNS):
+        found.Add(pattern.encode())
+    found.Compile()
+    return found
+
+
+def _present(data: bytes) -> tuple[bool, ...] | None:
+    """Which of MARK_PATTERNS + RUN_PATTERNS occur in `data`, in one RE2 pass; None when the
+    set search could not say (RE2 reports a set search that ran out of memory as no match,
+    so "none" is only believed from the single search that found one)."""
+    matched = _which_mark_or_run().Match(data)
+    if not matched:
+        return None
+    return tuple(index in matched for index in range(len(MARK_PATTERNS) + len(RUN_PATTERNS)))
+
+
 def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
     node = _Node(kind, "", [])
     events = node.events
@@ -456,14 +477,20 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
     if depth < MAX_DEPTH:
         # One search for all of them: most short texts have no respelling and no run worth
         # decoding, and then cost one RE2 call instead of four.
-        runs = re2_found(_any_mark_or_run(), text.encode("utf-8", "surrogatepass"))
-        for name, view in respelled_views(text) if runs else ():
+        data = text.encode("utf-8", "surrogatepass")
+        runs = re2_found(_any_mark_or_run(), data)
+        # Then which of them, in one more pass, so each search after this one is only run
+        # where it finds something.
+        present = _present(data) if runs else None
+        marks = present[: len(MARK_PATTERNS)] if present is not None else None
+        for name, view in respelled_views(text, marks) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            for encoding, decoded in decode_chunks(text, deadline, runs=runs):
+            found_runs = present[len(MARK_PATTERNS) :] if present is not None else None
+            for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
                 events.append(f"decoded:{encoding}")
                 events.append(_base(decoded, deadline, depth + 1, "decoded", out))
         for part in hidden_parts:

@@ -77,16 +77,22 @@ def _spaced() -> Any:
 MARK_PATTERNS = (_LEET_MARK, _SPACED_PATTERN)
 
 
-def respelled_views(text: str) -> list[tuple[str, str]]:
+def respelled_views(
+    text: str, marks: tuple[bool, ...] | None = None
+) -> list[tuple[str, str]]:
     """(trick, view) for each trick `text` uses. Each is found first with one linear RE2
-    search, so ordinary text costs one pass."""
+    search, so ordinary text costs one pass. `marks`: whether each of MARK_PATTERNS occurs
+    in `text`, when the caller knows, so those searches are not run again."""
     views: list[tuple[str, str]] = []
     data = text.encode("utf-8")  # what the re2 wrapper would encode (strictly) per search
-    if found(_leet_mark(), data):
+    leet_mark, spaced = marks if marks is not None else (found(_leet_mark(), data), True)
+    if leet_mark:
         leet = _leet_view(text, data)
         if leet is not None:
             views.append(("leet", leet))
-    if any(_spells(data[start:end].decode("ascii")) for start, end in spans(_spaced(), data)):
+    if spaced and any(
+        _spells(data[start:end].decode("ascii")) for start, end in spans(_spaced(), data)
+    ):
         # Letters one space apart are one word ("D o" too), words are wider apart.
         view = _join_letters(text)
         views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
