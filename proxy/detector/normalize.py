@@ -435,8 +435,8 @@ def _which_mark_or_run() -> Any:
 
 def _present(data: bytes) -> tuple[bool, ...] | None:
     """Which of MARK_PATTERNS + RUN_PATTERNS occur in `data`, in one RE2 pass; None when the
-    set search could not say (RE2 reports a set search that ran out of memory as no match,
-    so "none" is only believed from the single search that found one)."""
+    set finds none. It is asked only after the single search found one, and RE2 reports a set
+    search that ran out of memory as no match: then each search runs on its own, as before."""
     matched = _which_mark_or_run().Match(data)
     if not matched:
         return None
