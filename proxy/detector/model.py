@@ -24,7 +24,7 @@ from typing import Any
 
 from proxy.detector.lexicon import CLASS_OF, repair
 from proxy.detector.re2spans import spans
-from proxy.detector.scoring import Run, Scorer, Views
+from proxy.detector.scoring import Run, Scorer, Views, positions
 from proxy.errors import InvalidValue
 
 MODEL_FILE = "injection-linear.json"
@@ -41,6 +41,7 @@ _ASCII_WORDS = {c: "0" if chr(c).isdigit() else " " for c in range(128)
 _ZERO_RUN = re.compile("00+")
 _REPAIR_FROM = 6  # lexicon.repair leaves shorter tokens alone
 _CLEAN_CAP = 1 << 16
+_FEW_FIXES = 2  # up to this many distinct repaired words, their places are looked up
 # Tokens that repair() leaves as they are (a memo of that pure function, like its own
 # lru_cache): a text whose tokens are all in it is checked by one C-speed superset test.
 _clean: set[str] = set()
@@ -84,7 +85,14 @@ def tokens(folded: str) -> list[str]:
             fixes[tok] = fixed
         elif len(_clean) < _CLEAN_CAP:
             _clean.add(tok)
-    return list(map(fixes.get, toks, toks)) if fixes else toks
+    if len(fixes) > _FEW_FIXES:
+        return list(map(fixes.get, toks, toks))
+    # A word or two to repair ("filter" in minified JavaScript): their places found by
+    # list.index (C speed), all before any is changed (a repair may spell another key).
+    where = [(i, fixed) for tok, fixed in fixes.items() for i in positions(toks, tok)]
+    for i, fixed in where:
+        toks[i] = fixed
+    return toks
 
 
 def position_features(toks: list[str], i: int) -> list[str]:

@@ -402,7 +402,7 @@ class Scorer:
         toks = view.toks
         out: Chains = (set(), set(), set(), set(), set(), set())
         # Each key's positions by list.index, a C-speed search from one to the next.
-        at_tok = {tok: _positions(toks, tok) for tok in dirty_u | {b for _a, b in dirty_b}}
+        at_tok = {tok: positions(toks, tok) for tok in dirty_u | {b for _a, b in dirty_b}}
         for tok in dirty_u:
             self._walk(at_tok[tok], None, base.skipped_u, out[0], out[3], touched)
         for a, b in dirty_b:
@@ -412,7 +412,7 @@ class Scorer:
             classes = view.classes
             by_key: dict[str | tuple[str, str], tuple[list[int], list[tuple[int, int]]]] = {}
             ending = {key if isinstance(key, str) else key[1] for key in dirty_c}
-            at_class = sorted(i for cls in ending for i in _positions(classes, cls))
+            at_class = sorted(i for cls in ending for i in positions(classes, cls))
             for i in at_class:
                 cls = classes[i]
                 assert cls is not None
@@ -471,7 +471,7 @@ class Scorer:
                         break
 
 
-def _positions(items: list[Any], item: Any) -> list[int]:
+def positions(items: list[Any], item: Any) -> list[int]:
     """Where `item` occurs in `items`, in order."""
     out: list[int] = []
     at = -1
