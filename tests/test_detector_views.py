@@ -31,7 +31,7 @@ from tests.reference_scorer import ReferenceModel
 from tests.reference_scorer import tokens as reference_tokens
 from tests.test_detector_model import ATTACKS, BENIGN
 
-SIZES = (4096, 65536, 262144)
+SIZES = (200, 1024, 4096, 65536, 262144)
 DERIVED_FROM = 1024  # the tests derive views this short too: more cases, same semantics
 
 
@@ -372,3 +372,29 @@ def test_texts_prepare_alike_whether_the_set_search_answers_or_each_search_runs(
     prepared = [_segments(prepare(text)) for text in texts]
     monkeypatch.setattr(normalize, "_present", lambda data: None)
     assert [_segments(prepare(text)) for text in texts] == prepared
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_short_token_lists_score_as_the_old_scorer_for_any_weights(seed):
+    """Scorer.short (one pass, up to _SHORT tokens) against the old scorer, on random
+    independent models over a few words (every key recurs, at every distance) with short
+    windows so the chains cross, either side of _SHORT."""
+    rng = random.Random(seed)
+    for _ in range(60):
+        words = [*rng.sample([*CLASS_OF], 4), "the", "data", "x", "y0"]
+        weights = {"u:" + w: rng.choice([rng.uniform(-1.0, 2.0), 0.0]) for w in words}
+        weights.update({f"b:{a} {b}": rng.uniform(-1.0, 2.0)
+                        for a in words for b in words if rng.random() < 0.7})
+        weights.update({"c:" + c: rng.uniform(-0.5, 1.5) for c in CLASSES})
+        weights.update({f"k:{a}>{b}": rng.uniform(-0.5, 1.5)
+                        for a in CLASSES for b in CLASSES if rng.random() < 0.3})
+        model = LinearModel({"format": 1, "version": "t", "window": rng.choice([2, 3, 4, 8]),
+                             "bias": -1.0, "block_threshold": 0.9, "warn_threshold": 0.5,
+                             "weights": weights})
+        assert model._scorer.independent
+        reference = ReferenceModel(model)
+        for _ in range(20):
+            toks = [rng.choice(words) for _ in range(rng.randint(0, scoring._SHORT + 40))]
+            run = model._scorer.full(toks)
+            assert run.contrib == reference.contributions(toks)
+            assert run.best == reference.best_window(toks)

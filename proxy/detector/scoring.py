@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 MIN_DERIVED_CHARS = 32768  # shorter views cost less to score whole than to compare (measured)
-_MAPPED_BIGRAMS = 0  # from this many tokens on, bigrams are added by one map
+_MAPPED_BIGRAMS = 4096  # from this many tokens on, bigrams are added by one map
+_SHORT = 128  # up to this many tokens, one Python pass costs less than full()'s maps (measured)
 _SPLICED_PIECES = 64  # with more pieces than this, the view's raw weights are mapped anew
 # A changed word costs some 20 times what a token costs scored whole: derive only when at most
 # one token in _MAX_CHANGED_SHARE changed.
@@ -81,6 +82,7 @@ class Run:
     skipped_c: set[tuple[int, int]] = field(default_factory=set)
     text: str | None = None  # set on runs that other views may be derived from
     index: TokenIndex | None = None
+    derivable: bool = True  # False: scored by Scorer.short, without what `derive` needs
 
 
 class Scorer:
@@ -103,6 +105,8 @@ class Scorer:
     def full(self, toks: list[str]) -> Run:
         if not toks:
             return Run(toks, (0.0, 0, 0))
+        if self.independent and len(toks) <= _SHORT:
+            return self.short(toks)
         span = self.span
         uni, bi, cls_w, pair_w = self.uni, self.bi, self.cls_w, self.pair_w
         last: dict[Any, int] = {}
@@ -169,6 +173,55 @@ class Scorer:
                     skipped_c.add((i, slot))
         return Run(toks, windows(contrib, span), unigram, pairs, classes, contrib,
                    skipped_u, skipped_b, skipped_c)
+
+    def short(self, toks: list[str]) -> Run:
+        """`full` for a short token list of a model whose keys are independent: one pass
+        over the positions, with the same additions in the same order at each (its
+        contribution, then its bigram's, then its class keys'), where the maps and
+        compress() passes of `full` cost more than they save. Each key's chain sees its own
+        occurrences in the same order either way, as no two kinds of key share a key."""
+        span = self.span
+        uni, bi, cls_w, pair_w = self.uni, self.bi, self.cls_w, self.pair_w
+        last: dict[Any, int] = {}
+        seen = last.get
+        contrib: list[float] = []
+        prev_tok = ""
+        back1: str | None = None
+        back2: str | None = None
+        for i, tok in enumerate(toks):
+            c = uni.get(tok, 0.0)
+            if c > 0.0:
+                if i - seen(tok, -span) < span:
+                    c = 0.0
+                else:
+                    last[tok] = i
+            if i:
+                pair = (prev_tok, tok)
+                weight = bi.get(pair, 0.0)
+                if weight < 0.0:
+                    c += weight
+                elif weight > 0.0 and i - seen(pair, -span) >= span:
+                    c += weight
+                    last[pair] = i
+            cls = CLASS_OF.get(tok)
+            if cls is not None:
+                found = cls_w.get(cls)
+                if found is not None and (found < 0.0 or i - seen(cls, -span) >= span):
+                    c += found
+                    if found > 0.0:
+                        last[cls] = i
+                for prev in (back1, back2):
+                    if prev is None:
+                        continue
+                    key = (prev, cls)
+                    found = pair_w.get(key)
+                    if found is not None and (found < 0.0 or i - seen(key, -span) >= span):
+                        c += found
+                        if found > 0.0:
+                            last[key] = i
+            contrib.append(c)
+            prev_tok, back2, back1 = tok, back1, cls
+        return Run(toks, windows(contrib, span), contrib=contrib, derivable=False)
 
     # --- a view scored from a close one -------------------------------------------------
 
@@ -546,8 +599,9 @@ class Views:
             if deadline is not None and time.monotonic() > deadline:
                 return None
             run = self.scorer.full(toks)
-            run.text = text
-            self.bases.append(run)
+            if run.derivable:
+                run.text = text
+                self.bases.append(run)
         self.by_text[text] = run
         return run
 
