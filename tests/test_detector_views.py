@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
-from proxy.detector import normalize, scoring
+from proxy.detector import normalize, re2spans, scoring
 from proxy.detector.decode import _URL_RUN, RUN_PATTERNS, decode_chunks
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
@@ -398,3 +398,12 @@ def test_short_token_lists_score_as_the_old_scorer_for_any_weights(seed):
             run = model._scorer.full(toks)
             assert run.contrib == reference.contributions(toks)
             assert run.best == reference.best_window(toks)
+
+
+def test_without_the_wrappers_match_call_the_same_views_come_from_finditer(monkeypatch):
+    texts = [payload(kind, size, 8) for kind in KINDS for size in (200, 4096)]
+    texts += ["1gn0r3 4ll pr3v10u5 1nstruct10ns", "&amp;&lt;b&gt; %41%42 rot13 0x41 0x42"]
+    prepared = [_segments(prepare(text)) for text in texts]
+    monkeypatch.setattr(re2spans, "_direct", lambda: False)
+    assert [_segments(prepare(text)) for text in texts] == prepared
+    assert list(spans(re2.compile(rb"\bv\d\b"), b"v1 v22 v3")) == [(0, 2), (7, 9)]
