@@ -40,7 +40,7 @@ _ASCII_WORDS = {c: "0" if chr(c).isdigit() else " " for c in range(128)
                 if not chr(c).isalpha()}
 _ZERO_RUN = re.compile("00+")
 _REPAIR_FROM = 6  # lexicon.repair leaves shorter tokens alone
-_CLEAN_CAP = 1 << 16
+_CLEAN_CAP = 1 << 15  # some 3 MB at most; the words most texts share are in it early
 _FEW_FIXES = 2  # up to this many distinct repaired words, their places are looked up
 # Tokens that repair() leaves as they are (a memo of that pure function, like its own
 # lru_cache): a text whose tokens are all in it is checked by one C-speed superset test.
