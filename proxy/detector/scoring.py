@@ -153,16 +153,25 @@ class Scorer:
                     skipped_b.add(i + 1)
         classes = list(map(CLASS_OF.get, toks))
         skipped_c: set[tuple[int, int]] = set()
+        # Per class position its keys in order (the class, then the pairs with the class one
+        # and two back), each added to the position's sum as it is met.
         for i in list(itertools.compress(range(n), classes)):
             cls = classes[i]
             assert cls is not None
-            keys: list[tuple[int, str | tuple[str, str]]] = [(0, cls)]
-            for back in (1, 2):
-                prev = classes[i - back] if i >= back else None
-                if prev is not None:
-                    keys.append((back, (prev, cls)))
-            for slot, key in keys:
-                found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
+            found = cls_w.get(cls)
+            if found is not None:
+                if found < 0.0 or i - seen(cls, -span) >= span:
+                    contrib[i] += found
+                    if found > 0.0:
+                        last[cls] = i
+                else:
+                    skipped_c.add((i, 0))
+            for back in (1, 2) if i >= 2 else (1,) if i else ():
+                prev = classes[i - back]
+                if prev is None:
+                    continue
+                key = (prev, cls)
+                found = pair_w.get(key)
                 if found is None:
                     continue
                 if found < 0.0 or i - seen(key, -span) >= span:
@@ -170,7 +179,7 @@ class Scorer:
                     if found > 0.0:
                         last[key] = i
                 else:
-                    skipped_c.add((i, slot))
+                    skipped_c.add((i, back))
         return Run(toks, windows(contrib, span), unigram, pairs, classes, contrib,
                    skipped_u, skipped_b, skipped_c)
 
