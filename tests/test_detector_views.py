@@ -407,3 +407,21 @@ def test_without_the_wrappers_match_call_the_same_views_come_from_finditer(monke
     monkeypatch.setattr(re2spans, "_direct", lambda: False)
     assert [_segments(prepare(text)) for text in texts] == prepared
     assert list(spans(re2.compile(rb"\bv\d\b"), b"v1 v22 v3")) == [(0, 2), (7, 9)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_run_kept_as_no_base_scores_as_the_old_scorer(kind):
+    """full(keep=False), for the one view of a text or one too short to derive from: the
+    same contributions and best window, with nothing kept for deriving from it."""
+    model = shipped_model().model
+    reference = ReferenceModel(model)
+    texts = [payload(kind, size, 9) for size in (4096, 65536)] + [
+        *hostile_inputs(65536).values()
+    ]
+    for text in texts:
+        for view in _views(text)[0]:
+            toks = reference_tokens(view)
+            run = model._scorer.full(toks, keep=False)
+            assert not run.derivable or not toks
+            assert run.contrib == reference.contributions(toks)
+            assert run.best == reference.best_window(toks)

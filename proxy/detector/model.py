@@ -177,7 +177,7 @@ class LinearModel:
         if base is not None and 0 < base < len(texts):
             order.insert(0, order.pop(base))
         found: dict[int, Run] = {}
-        views = Views(self._scorer)
+        views = Views(self._scorer, derive=len(texts) > 1)
         for index in order:
             if deadline is not None and time.monotonic() > deadline:
                 break

@@ -102,7 +102,9 @@ class Scorer:
 
     # --- the scorer ---------------------------------------------------------------------
 
-    def full(self, toks: list[str]) -> Run:
+    def full(self, toks: list[str], keep: bool = True) -> Run:
+        """The run of `toks`. `keep=False`: it will not be a base for derived views, so what
+        `derive` needs of a base (raw weights, classes, skipped keys) is not kept."""
         if not toks:
             return Run(toks, (0.0, 0, 0))
         if self.independent and len(toks) <= _SHORT:
@@ -113,7 +115,7 @@ class Scorer:
         seen = last.get
         # map() over dict.get runs at C speed; only the hits are walked in Python.
         unigram = list(map(uni.get, toks, itertools.repeat(0.0)))
-        contrib = unigram.copy()
+        contrib = unigram.copy() if keep else unigram
         n = len(toks)
         skipped_u: set[int] = set()
         # Positive evidence counts once per window; negative evidence is kept as is. The
@@ -122,7 +124,8 @@ class Scorer:
             tok = toks[i]
             if i - seen(tok, -span) < span:
                 contrib[i] = 0.0
-                skipped_u.add(i)
+                if keep:
+                    skipped_u.add(i)
             else:
                 last[tok] = i
         pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
@@ -139,7 +142,8 @@ class Scorer:
                     last[pair] = i + 1
                 else:
                     terms[i] = 0.0
-                    skipped_b.add(i + 1)
+                    if keep:
+                        skipped_b.add(i + 1)
             contrib[1:] = map(operator.add, itertools.islice(contrib, 1, None), terms)
         else:
             for i in list(itertools.compress(range(n - 1), pairs)):
@@ -149,7 +153,7 @@ class Scorer:
                     contrib[i + 1] += weight
                     if weight > 0.0:
                         last[pair] = i + 1
-                else:
+                elif keep:
                     skipped_b.add(i + 1)
         classes = list(map(CLASS_OF.get, toks))
         skipped_c: set[tuple[int, int]] = set()
@@ -164,7 +168,7 @@ class Scorer:
                     contrib[i] += found
                     if found > 0.0:
                         last[cls] = i
-                else:
+                elif keep:
                     skipped_c.add((i, 0))
             for back in (1, 2) if i >= 2 else (1,) if i else ():
                 prev = classes[i - back]
@@ -178,8 +182,10 @@ class Scorer:
                     contrib[i] += found
                     if found > 0.0:
                         last[key] = i
-                else:
+                elif keep:
                     skipped_c.add((i, back))
+        if not keep:
+            return Run(toks, windows(contrib, span), contrib=contrib, derivable=False)
         return Run(toks, windows(contrib, span), unigram, pairs, classes, contrib,
                    skipped_u, skipped_b, skipped_c)
 
@@ -593,8 +599,10 @@ class Views:
     """The views of one result being scored: a text seen before is not scored again, one
     close to a text scored in full is derived from it."""
 
-    def __init__(self, scorer: Scorer) -> None:
+    def __init__(self, scorer: Scorer, derive: bool = True) -> None:
+        """`derive=False`: no view will be derived from another (one text to score)."""
         self.scorer = scorer
+        self.derive = derive
         self.by_text: dict[str, Run] = {}
         self.bases: list[Run] = []
 
@@ -607,7 +615,13 @@ class Views:
             toks = self.scorer.tokenize(text)
             if deadline is not None and time.monotonic() > deadline:
                 return None
-            run = self.scorer.full(toks)
+            # A run is kept as a base only where a view can be derived from it: the model's
+            # keys independent, and the text long enough (see _derived: a base is within an
+            # eighth of the length of a view of MIN_DERIVED_CHARS or more).
+            keep = self.derive and self.scorer.independent and (
+                len(text) * _LENGTH_SLACK >= (_LENGTH_SLACK - 1) * MIN_DERIVED_CHARS
+            )
+            run = self.scorer.full(toks, keep)
             if run.derivable:
                 run.text = text
                 self.bases.append(run)
