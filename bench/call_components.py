@@ -1,6 +1,7 @@
 """Where a tools/call's time goes inside Gatewatch, step by step, per payload kind.
 
-    .venv/bin/python bench/call_components.py [--size 65536] [--repeat 5] [--json]
+    .venv/bin/python bench/call_components.py [--size 65536 ...] [--repeat 5] [--json]
+        [--base [NAME=]DIR ... [--rounds 3]]
 
 Builds the proxy's components as `gatewatch run` does (engine with its packs, detector, audit
 row building) in this process and times, for one echo call of each payload kind
@@ -8,6 +9,10 @@ row building) in this process and times, for one echo call of each payload kind
 decision (with its argument scans), parsing the result, taint extraction from the result, the
 detector's result scan (and the learned layer's share of it), and building the two audit rows
 (redaction and JSON). Best of `--repeat` per step, in milliseconds, without profiler overhead.
+
+`--base DIR` (a `git archive` copy of another commit) runs the same steps against that tree's
+code too, `--rounds` times each, alternating (bench/ab.py), and prints each step's range over
+the rounds for this tree and the base side by side.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.ab import interleaved, span, trees, use_root  # noqa: E402
 from bench.payloads import KINDS, payload  # noqa: E402
 from bench.relay_bench import call_line  # noqa: E402
 
@@ -104,21 +110,50 @@ def _model_ms(detector: Any, text: str, repeat: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, default=65536)
+    parser.add_argument("--size", type=int, nargs="+", default=[65536])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR")
+    parser.add_argument("--rounds", type=int, default=3, help="with --base: runs per tree")
+    parser.add_argument("--root", help=argparse.SUPPRESS)  # import proxy from this tree
     args = parser.parse_args()
+    if args.base:
+        return _ab(args)
+    use_root(args.root)
     with tempfile.TemporaryDirectory(prefix="gw-components-") as home:
         os.environ["GATEWATCH_HOME"] = home
-        table = steps_for(args.size, args.repeat)
+        tables = {str(size): steps_for(size, args.repeat) for size in args.size}
     if args.json:
-        print(json.dumps(table, indent=2))
+        print(json.dumps(tables, indent=2))
         return 0
-    steps = list(next(iter(table.values())))
-    print(f"ms per step for one {args.size} B echo tools/call (best of {args.repeat})")
-    print(f"{'step':<28}" + "".join(f"{k:>9}" for k in KINDS))
-    for step in steps:
-        print(f"{step:<28}" + "".join(f"{table[k][step]:9.2f}" for k in KINDS))
+    for size, table in tables.items():
+        steps = list(next(iter(table.values())))
+        print(f"ms per step for one {size} B echo tools/call (best of {args.repeat})")
+        print(f"{'step':<28}" + "".join(f"{k:>9}" for k in KINDS))
+        for step in steps:
+            print(f"{step:<28}" + "".join(f"{table[k][step]:9.2f}" for k in KINDS))
+    return 0
+
+
+def _ab(args: argparse.Namespace) -> int:
+    roots = trees(args.base)
+    sizes = [str(size) for size in args.size]
+    runs = interleaved(Path(__file__), roots, ["--size", *sizes, "--repeat", str(args.repeat)],
+                       args.rounds)
+    if args.json:
+        print(json.dumps(runs, indent=2))
+        return 0
+    names = list(roots)
+    print(f"ms per step (best of {args.repeat}), range over {args.rounds} rounds: "
+          + " | ".join(names))
+    for size in sizes:
+        first = runs[names[0]][0][size]
+        print(f"\n{size} B")
+        print(f"{'step':<24}" + "".join(f"{k:>26}" for k in KINDS))
+        for step in first[KINDS[0]]:
+            cells = [" | ".join(span([run[size][k][step] for run in runs[name]], 3)
+                                for name in names) for k in KINDS]
+            print(f"{step:<24}" + "".join(f"{c:>26}" for c in cells))
     return 0
 
 

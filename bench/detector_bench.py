@@ -1,6 +1,7 @@
 """Speed of the injection detector against the full built-in packs.
 
     .venv/bin/python bench/detector_bench.py [--json] [--quick] [--views]
+    .venv/bin/python bench/detector_bench.py --kinds [--sizes 200 4096 ...] [--base [NAME=]DIR]
 
 Reports the model file's size and load time; for tool results of 1 KB, 10 KB, 100 KB and 1 MB
 of ordinary documentation text: scan time p50/p95/p99 and throughput (rules and the learned
@@ -12,6 +13,13 @@ of importing proxy.detector and of load_detector(), each against a baseline from
 64 KB and 1 MB, with the learned layer's scorer as it is and as it was (every view scored whole:
 tests/reference_scorer.py), rounds interleaved: p50 wall and CPU time, whether the scan finished
 inside the time budget, and whether both scorers gave the same model score.
+
+`--kinds` times the detector on each payload kind at 200 B, 4 KB, 64 KB and 1 MB with a budget
+no scan reaches, so every run does the whole scan: inspect_result's p50 wall and CPU time, and
+(`*`) where the p50 wall time is over the shipped budget. With `--base DIR` (a `git archive`
+copy of another commit) the same runs against that tree's code, `--rounds` times each,
+alternating (bench/ab.py): ranges over the rounds side by side, and whether both trees gave
+the same verdict, rules and model score and excerpt.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.ab import interleaved, span, trees, use_root  # noqa: E402
 
 SIZES = {"1KB": 1 << 10, "10KB": 10 << 10, "100KB": 100 << 10, "1MB": 1 << 20}
 ROUNDS = {"1KB": 2000, "10KB": 500, "100KB": 60, "1MB": 12}
@@ -111,7 +121,6 @@ def views_ab(quick: bool) -> dict[str, Any]:
             for _ in range(rounds + 1):  # the first round warms up
                 for name, scorer in (("new", new_score), ("old", old_score)):
                     setattr(LinearModel, "score", scorer)  # noqa: B010
-                    detector._last_result_scan = None  # each round scans the text anew
                     wall0, cpu0 = time.perf_counter(), time.process_time()
                     inspection = detector.inspect_result("tools/call", result)
                     times[name].append(((time.perf_counter() - wall0) * 1000,
@@ -150,14 +159,94 @@ def print_views(report: dict[str, Any]) -> None:
             print(f"  {kind:7} " + "   ".join(cells) + f"   {same}")
 
 
+KIND_SIZES = (200, 4 << 10, 64 << 10, 1 << 20)
+
+
+def _kind_rounds(size: int) -> int:
+    return 301 if size <= 256 else 101 if size <= 4096 else 15 if size <= 65536 else 5
+
+
+def kinds_report(sizes: list[int], quick: bool) -> dict[str, Any]:
+    """inspect_result of one text result per payload kind and size, the detector as shipped."""
+    from bench.payloads import KINDS, payload
+    from proxy.detector import DetectorConfig, load_detector
+
+    budget = load_detector(DetectorConfig()).time_budget_ms
+    detector = load_detector(DetectorConfig(time_budget_ms=60_000))  # the whole scan, always
+    out: dict[str, Any] = {"budget_ms": budget}
+    for size in sizes:
+        rounds = max(3, _kind_rounds(size) // (3 if quick else 1))
+        for kind in KINDS:
+            result = {"content": [{"type": "text", "text": payload(kind, size, 0)}]}
+            walls: list[float] = []
+            cpus: list[float] = []
+            for index in range(rounds + 1):  # the first round warms up
+                wall0, cpu0 = time.perf_counter(), time.process_time()
+                found = detector.inspect_result("tools/call", result)
+                if index:
+                    walls.append((time.perf_counter() - wall0) * 1000)
+                    cpus.append((time.process_time() - cpu0) * 1000)
+            out.setdefault(str(size), {})[kind] = {
+                "p50_ms": statistics.median(walls),
+                "cpu_p50_ms": statistics.median(cpus),
+                "rounds": rounds,
+                "found": [found.verdict, found.rules, found.model, found.excerpts],
+            }
+    return out
+
+
+def _kinds_ab(args: argparse.Namespace) -> int:
+    from bench.payloads import KINDS
+
+    roots = trees(args.base)
+    sizes = [str(size) for size in args.sizes]
+    extra = ["--kinds", "--sizes", *sizes] + (["--quick"] if args.quick else [])
+    runs = interleaved(Path(__file__), roots, extra, args.rounds)
+    if args.json:
+        print(json.dumps(runs, indent=2))
+        return 0
+    names = list(roots)
+    budget = runs[names[0]][0]["budget_ms"]
+    print(f"detector alone, inspect_result of one text result, whole scans; * = p50 over the"
+          f" {budget:g} ms budget; ranges over {args.rounds} rounds of p50s: " + " | ".join(names))
+    for size in sizes:
+        print(f"\n{size} B{'':10}{'p50 wall ms':>30}{'p50 CPU ms':>30}  same result")
+        for kind in KINDS:
+            rows = {name: [run[size][kind] for run in runs[name]] for name in names}
+            wall = " | ".join(
+                span([r["p50_ms"] for r in rows[name]])
+                + ("*" if max(r["p50_ms"] for r in rows[name]) > budget else "")
+                for name in names
+            )
+            cpu = " | ".join(span([r["cpu_p50_ms"] for r in rows[name]]) for name in names)
+            every = [r["found"] for name in names for r in rows[name]]
+            same = "yes" if all(f == every[0] for f in every) else "NO"
+            print(f"  {kind:7}{'':6}{wall:>30}{cpu:>30}  {same}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="a tenth of the rounds")
     parser.add_argument("--views", action="store_true",
                         help="payload kinds at 4 KB, 64 KB, 1 MB: new scorer against the old")
+    parser.add_argument("--kinds", action="store_true",
+                        help="payload kinds at 200 B to 1 MB, the detector as shipped")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(KIND_SIZES))
+    parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR",
+                        help="with --kinds: the same against another tree, alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="with --base: runs per tree")
+    parser.add_argument("--root", help=argparse.SUPPRESS)  # import proxy from this tree
     args = parser.parse_args()
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-bench-"))
+    if args.kinds and args.base:
+        return _kinds_ab(args)
+    use_root(args.root)
+    if args.kinds:
+        report = kinds_report(args.sizes, args.quick)
+        print(json.dumps(report, indent=2) if args.json else json.dumps(report))
+        return 0
     if args.views:
         views = views_ab(args.quick)
         if args.json:

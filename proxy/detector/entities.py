@@ -15,6 +15,8 @@ import html
 import re
 from typing import Any
 
+from proxy.detector.re2spans import spans
+
 
 @functools.cache
 def _decoding() -> Any:
@@ -36,7 +38,7 @@ def unescape(text: str) -> str:
         return text
     if not text.isascii():  # RE2 gives byte offsets
         return html.unescape(text)
-    starts = [m.start() for m in _decoding().finditer(text.encode("ascii"))]
+    starts = [start for start, _end in spans(_decoding(), text.encode("ascii"))]
     pieces: list[str] = []
     at = 0
     for start in starts:

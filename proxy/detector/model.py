@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector.lexicon import CLASS_OF, repair
-from proxy.detector.scoring import Run, Scorer, Views
+from proxy.detector.re2spans import spans
+from proxy.detector.scoring import Run, Scorer, Views, positions
 from proxy.errors import InvalidValue
 
 MODEL_FILE = "injection-linear.json"
@@ -32,14 +33,66 @@ FORMAT = 1
 _DIGITS = re.compile(r"\d+")
 # Words of folded text; digit runs are one token ("0") so counts and ids generalise.
 _TOKEN = re.compile(r"[^\W_]{1,40}")
+_MAX_TOKEN = 40
+# ASCII text: [^\W_] is [A-Za-z0-9] and \d is [0-9]. Every other character becomes a space and
+# every digit a "0", so str.split() gives the words and a run of zeros is a run of digits.
+_ASCII_WORDS = {c: "0" if chr(c).isdigit() else " " for c in range(128)
+                if not chr(c).isalpha()}
+_ZERO_RUN = re.compile("00+")
+_REPAIR_FROM = 6  # lexicon.repair leaves shorter tokens alone
+_CLEAN_CAP = 1 << 15  # some 3 MB at most; the words most texts share are in it early
+_FEW_FIXES = 2  # up to this many distinct repaired words, their places are looked up
+# Tokens that repair() leaves as they are (a memo of that pure function, like its own
+# lru_cache): a text whose tokens are all in it is checked by one C-speed superset test.
+_clean: set[str] = set()
+
+
+@functools.cache
+def _long_word() -> Any:
+    import re2
+
+    return re2.compile(b"[A-Za-z0-9]{%d,}" % (_MAX_TOKEN + 1))
 
 
 def tokens(folded: str) -> list[str]:
     """The model's tokens of case-folded, normalised text (the detector's flat view), with
     one-letter misspellings of the class words repaired."""
-    toks = _TOKEN.findall(_DIGITS.sub("0", folded))
-    fixes = {t: r for t in set(toks) if len(t) >= 6 and (r := repair(t)) != t}
-    return list(map(fixes.get, toks, toks)) if fixes else toks
+    if folded.isascii():
+        # The same tokens as the regexes below, from C-speed str methods.
+        spaced = folded.translate(_ASCII_WORDS)
+        if "00" in spaced:
+            spaced = _ZERO_RUN.sub("0", spaced)
+        long = list(spans(_long_word(), spaced.encode("ascii"))) if len(spaced) > _MAX_TOKEN else []
+        if long:  # words over _MAX_TOKEN characters: their pieces, as the regex cuts them
+            pieces: list[str] = []
+            at = 0
+            for start, end in long:
+                pieces.append(spaced[at:start])
+                pieces += [spaced[i : min(i + _MAX_TOKEN, end)] + " "
+                           for i in range(start, end, _MAX_TOKEN)]
+                at = end
+            pieces.append(spaced[at:])
+            spaced = "".join(pieces)
+        toks = spaced.split()
+    else:
+        toks = _TOKEN.findall(_DIGITS.sub("0", folded))
+    if _clean.issuperset(toks):
+        return toks
+    fixes: dict[str, str] = {}
+    for tok in set(toks).difference(_clean):
+        fixed = repair(tok) if len(tok) >= _REPAIR_FROM else tok
+        if fixed != tok:
+            fixes[tok] = fixed
+        elif len(_clean) < _CLEAN_CAP:
+            _clean.add(tok)
+    if len(fixes) > _FEW_FIXES:
+        return list(map(fixes.get, toks, toks))
+    # A word or two to repair ("filter" in minified JavaScript): their places found by
+    # list.index (C speed), all before any is changed (a repair may spell another key).
+    where = [(i, fixed) for tok, fixed in fixes.items() for i in positions(toks, tok)]
+    for i, fixed in where:
+        toks[i] = fixed
+    return toks
 
 
 def position_features(toks: list[str], i: int) -> list[str]:
@@ -124,7 +177,7 @@ class LinearModel:
         if base is not None and 0 < base < len(texts):
             order.insert(0, order.pop(base))
         found: dict[int, Run] = {}
-        views = Views(self._scorer)
+        views = Views(self._scorer, derive=len(texts) > 1)
         for index in order:
             if deadline is not None and time.monotonic() > deadline:
                 break

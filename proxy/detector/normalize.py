@@ -17,6 +17,7 @@ from typing import Any
 
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
+from proxy.detector.re2spans import found as re2_found
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
 MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
@@ -382,6 +383,10 @@ class _Node:
     kind: str
     text: str
     events: list[str | _Node]  # notes and nested texts, in the order the passes met them
+    # The folded line and flat views of `text`, once one finish made them: the other finish
+    # of the same text (a call's argument, with and without markup) reuses them when reading
+    # markup left the text as it was.
+    folded: tuple[str, str] | None = None
 
 
 def base(text: str, *, deadline: float | None = None) -> Base:
@@ -415,6 +420,27 @@ def _any_mark_or_run() -> Any:
     import re2
 
     return re2.compile("|".join(f"(?:{p})" for p in (*MARK_PATTERNS, *RUN_PATTERNS)).encode())
+
+
+@functools.cache
+def _which_mark_or_run() -> Any:
+    import re2
+
+    found = re2.Set.SearchSet()
+    for pattern in (*MARK_PATTERNS, *RUN_PATTERNS):
+        found.Add(pattern.encode())
+    found.Compile()
+    return found
+
+
+def _present(data: bytes) -> tuple[bool, ...] | None:
+    """Which of MARK_PATTERNS + RUN_PATTERNS occur in `data`, in one RE2 pass; None when the
+    set finds none. It is asked only after the single search found one, and RE2 reports a set
+    search that ran out of memory as no match: then each search runs on its own, as before."""
+    matched = _which_mark_or_run().Match(data)
+    if not matched:
+        return None
+    return tuple(index in matched for index in range(len(MARK_PATTERNS) + len(RUN_PATTERNS)))
 
 
 def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
@@ -451,14 +477,20 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
     if depth < MAX_DEPTH:
         # One search for all of them: most short texts have no respelling and no run worth
         # decoding, and then cost one RE2 call instead of four.
-        runs = _any_mark_or_run().search(text.encode("utf-8", "surrogatepass")) is not None
-        for name, view in respelled_views(text) if runs else ():
+        data = text.encode("utf-8", "surrogatepass")
+        runs = re2_found(_any_mark_or_run(), data)
+        # Then which of them, in one more pass, so each search after this one is only run
+        # where it finds something.
+        present = _present(data) if runs else None
+        marks = present[: len(MARK_PATTERNS)] if present is not None else None
+        for name, view in respelled_views(text, marks) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            for encoding, decoded in decode_chunks(text, deadline, runs=runs):
+            found_runs = present[len(MARK_PATTERNS) :] if present is not None else None
+            for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
                 events.append(f"decoded:{encoding}")
                 events.append(_base(decoded, deadline, depth + 1, "decoded", out))
         for part in hidden_parts:
@@ -482,8 +514,14 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
             out.note("hidden:html_comment")
         if attributed:
             out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
-    folded = lines_view(text)  # casefold once for both views
-    out.segments.append(Segment(node.kind, " ".join(folded.split())))
+    if text is node.text and node.folded is not None:
+        folded, flat = node.folded
+    else:
+        folded = lines_view(text)  # casefold once for both views
+        flat = " ".join(folded.split())
+        if text is node.text:
+            node.folded = (folded, flat)
+    out.segments.append(Segment(node.kind, flat))
     if node.kind == "text":
         out.segments.append(Segment("lines", folded))
     for body in comments:

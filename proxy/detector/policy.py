@@ -20,7 +20,7 @@ learned layer: injection | suspicious | benign), min_hits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
@@ -120,6 +120,17 @@ class Policy:
     on_timeout: Verdict
     rules: tuple[PolicyRule, ...]
     default: Verdict
+    # Per direction, the rules that can hold for it, in order: a rule limited to other
+    # directions never matches (PolicyRule.matches checks the direction first).
+    _by_direction: dict[str, tuple[PolicyRule, ...]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        for direction in ("s2c", "c2s"):
+            self._by_direction[direction] = tuple(
+                r for r in self.rules if r.direction is None or direction in r.direction
+            )
 
     def decide(
         self,
@@ -132,7 +143,7 @@ class Policy:
         model_label: str | None = None,
     ) -> tuple[Verdict, str]:
         """The verdict and the name of the policy rule that gave it ('default' if none did)."""
-        for rule in self.rules:
+        for rule in self._by_direction.get(direction, self.rules):
             if rule.matches(
                 direction=direction,
                 method=method,

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
 MIN_DERIVED_CHARS = 32768  # shorter views cost less to score whole than to compare (measured)
 _MAPPED_BIGRAMS = 4096  # from this many tokens on, bigrams are added by one map
+_SHORT = 128  # up to this many tokens, one Python pass costs less than full()'s maps (measured)
 _SPLICED_PIECES = 64  # with more pieces than this, the view's raw weights are mapped anew
 # A changed word costs some 20 times what a token costs scored whole: derive only when at most
 # one token in _MAX_CHANGED_SHARE changed.
@@ -81,6 +82,7 @@ class Run:
     skipped_c: set[tuple[int, int]] = field(default_factory=set)
     text: str | None = None  # set on runs that other views may be derived from
     index: TokenIndex | None = None
+    derivable: bool = True  # False: scored by Scorer.short, without what `derive` needs
 
 
 class Scorer:
@@ -100,16 +102,20 @@ class Scorer:
 
     # --- the scorer ---------------------------------------------------------------------
 
-    def full(self, toks: list[str]) -> Run:
+    def full(self, toks: list[str], keep: bool = True) -> Run:
+        """The run of `toks`. `keep=False`: it will not be a base for derived views, so what
+        `derive` needs of a base (raw weights, classes, skipped keys) is not kept."""
         if not toks:
             return Run(toks, (0.0, 0, 0))
+        if self.independent and len(toks) <= _SHORT:
+            return self.short(toks)
         span = self.span
         uni, bi, cls_w, pair_w = self.uni, self.bi, self.cls_w, self.pair_w
         last: dict[Any, int] = {}
         seen = last.get
         # map() over dict.get runs at C speed; only the hits are walked in Python.
         unigram = list(map(uni.get, toks, itertools.repeat(0.0)))
-        contrib = unigram.copy()
+        contrib = unigram.copy() if keep else unigram
         n = len(toks)
         skipped_u: set[int] = set()
         # Positive evidence counts once per window; negative evidence is kept as is. The
@@ -118,7 +124,8 @@ class Scorer:
             tok = toks[i]
             if i - seen(tok, -span) < span:
                 contrib[i] = 0.0
-                skipped_u.add(i)
+                if keep:
+                    skipped_u.add(i)
             else:
                 last[tok] = i
         pairs: list[float] = list(map(bi.get, itertools.pairwise(toks), itertools.repeat(0.0)))
@@ -135,7 +142,8 @@ class Scorer:
                     last[pair] = i + 1
                 else:
                     terms[i] = 0.0
-                    skipped_b.add(i + 1)
+                    if keep:
+                        skipped_b.add(i + 1)
             contrib[1:] = map(operator.add, itertools.islice(contrib, 1, None), terms)
         else:
             for i in list(itertools.compress(range(n - 1), pairs)):
@@ -145,30 +153,90 @@ class Scorer:
                     contrib[i + 1] += weight
                     if weight > 0.0:
                         last[pair] = i + 1
-                else:
+                elif keep:
                     skipped_b.add(i + 1)
         classes = list(map(CLASS_OF.get, toks))
         skipped_c: set[tuple[int, int]] = set()
+        # Per class position its keys in order (the class, then the pairs with the class one
+        # and two back), each added to the position's sum as it is met.
         for i in list(itertools.compress(range(n), classes)):
             cls = classes[i]
             assert cls is not None
-            keys: list[tuple[int, str | tuple[str, str]]] = [(0, cls)]
-            for back in (1, 2):
-                prev = classes[i - back] if i >= back else None
-                if prev is not None:
-                    keys.append((back, (prev, cls)))
-            for slot, key in keys:
-                found = cls_w.get(key) if isinstance(key, str) else pair_w.get(key)
+            found = cls_w.get(cls)
+            if found is not None:
+                if found < 0.0 or i - seen(cls, -span) >= span:
+                    contrib[i] += found
+                    if found > 0.0:
+                        last[cls] = i
+                elif keep:
+                    skipped_c.add((i, 0))
+            for back in (1, 2) if i >= 2 else (1,) if i else ():
+                prev = classes[i - back]
+                if prev is None:
+                    continue
+                key = (prev, cls)
+                found = pair_w.get(key)
                 if found is None:
                     continue
                 if found < 0.0 or i - seen(key, -span) >= span:
                     contrib[i] += found
                     if found > 0.0:
                         last[key] = i
-                else:
-                    skipped_c.add((i, slot))
+                elif keep:
+                    skipped_c.add((i, back))
+        if not keep:
+            return Run(toks, windows(contrib, span), contrib=contrib, derivable=False)
         return Run(toks, windows(contrib, span), unigram, pairs, classes, contrib,
                    skipped_u, skipped_b, skipped_c)
+
+    def short(self, toks: list[str]) -> Run:
+        """`full` for a short token list of a model whose keys are independent: one pass
+        over the positions, with the same additions in the same order at each (its
+        contribution, then its bigram's, then its class keys'), where the maps and
+        compress() passes of `full` cost more than they save. Each key's chain sees its own
+        occurrences in the same order either way, as no two kinds of key share a key."""
+        span = self.span
+        uni, bi, cls_w, pair_w = self.uni, self.bi, self.cls_w, self.pair_w
+        last: dict[Any, int] = {}
+        seen = last.get
+        contrib: list[float] = []
+        prev_tok = ""
+        back1: str | None = None
+        back2: str | None = None
+        for i, tok in enumerate(toks):
+            c = uni.get(tok, 0.0)
+            if c > 0.0:
+                if i - seen(tok, -span) < span:
+                    c = 0.0
+                else:
+                    last[tok] = i
+            if i:
+                pair = (prev_tok, tok)
+                weight = bi.get(pair, 0.0)
+                if weight < 0.0:
+                    c += weight
+                elif weight > 0.0 and i - seen(pair, -span) >= span:
+                    c += weight
+                    last[pair] = i
+            cls = CLASS_OF.get(tok)
+            if cls is not None:
+                found = cls_w.get(cls)
+                if found is not None and (found < 0.0 or i - seen(cls, -span) >= span):
+                    c += found
+                    if found > 0.0:
+                        last[cls] = i
+                for prev in (back1, back2):
+                    if prev is None:
+                        continue
+                    key = (prev, cls)
+                    found = pair_w.get(key)
+                    if found is not None and (found < 0.0 or i - seen(key, -span) >= span):
+                        c += found
+                        if found > 0.0:
+                            last[key] = i
+            contrib.append(c)
+            prev_tok, back2, back1 = tok, back1, cls
+        return Run(toks, windows(contrib, span), contrib=contrib, derivable=False)
 
     # --- a view scored from a close one -------------------------------------------------
 
@@ -402,7 +470,7 @@ class Scorer:
         toks = view.toks
         out: Chains = (set(), set(), set(), set(), set(), set())
         # Each key's positions by list.index, a C-speed search from one to the next.
-        at_tok = {tok: _positions(toks, tok) for tok in dirty_u | {b for _a, b in dirty_b}}
+        at_tok = {tok: positions(toks, tok) for tok in dirty_u | {b for _a, b in dirty_b}}
         for tok in dirty_u:
             self._walk(at_tok[tok], None, base.skipped_u, out[0], out[3], touched)
         for a, b in dirty_b:
@@ -412,7 +480,7 @@ class Scorer:
             classes = view.classes
             by_key: dict[str | tuple[str, str], tuple[list[int], list[tuple[int, int]]]] = {}
             ending = {key if isinstance(key, str) else key[1] for key in dirty_c}
-            at_class = sorted(i for cls in ending for i in _positions(classes, cls))
+            at_class = sorted(i for cls in ending for i in positions(classes, cls))
             for i in at_class:
                 cls = classes[i]
                 assert cls is not None
@@ -471,7 +539,7 @@ class Scorer:
                         break
 
 
-def _positions(items: list[Any], item: Any) -> list[int]:
+def positions(items: list[Any], item: Any) -> list[int]:
     """Where `item` occurs in `items`, in order."""
     out: list[int] = []
     at = -1
@@ -531,8 +599,10 @@ class Views:
     """The views of one result being scored: a text seen before is not scored again, one
     close to a text scored in full is derived from it."""
 
-    def __init__(self, scorer: Scorer) -> None:
+    def __init__(self, scorer: Scorer, derive: bool = True) -> None:
+        """`derive=False`: no view will be derived from another (one text to score)."""
         self.scorer = scorer
+        self.derive = derive
         self.by_text: dict[str, Run] = {}
         self.bases: list[Run] = []
 
@@ -545,9 +615,16 @@ class Views:
             toks = self.scorer.tokenize(text)
             if deadline is not None and time.monotonic() > deadline:
                 return None
-            run = self.scorer.full(toks)
-            run.text = text
-            self.bases.append(run)
+            # A run is kept as a base only where a view can be derived from it: the model's
+            # keys independent, and the text long enough (see _derived: a base is within an
+            # eighth of the length of a view of MIN_DERIVED_CHARS or more).
+            keep = self.derive and self.scorer.independent and (
+                len(text) * _LENGTH_SLACK >= (_LENGTH_SLACK - 1) * MIN_DERIVED_CHARS
+            )
+            run = self.scorer.full(toks, keep)
+            if run.derivable:
+                run.text = text
+                self.bases.append(run)
         self.by_text[text] = run
         return run
 
