@@ -67,6 +67,9 @@ _DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
 _IPV6_TAIL = re.compile(r"[0-9A-Fa-f:.]*")
 _IPV6_LONGEST = 45
+# Every address holds '::' or seven colons with only hex digits and dots between them: text
+# with neither (JSON, logs, most code) has no candidate worth walking its colons for.
+_SEVEN_COLONS = re.compile(r":(?:[0-9A-Fa-f.]*:){6}")
 _DASH_PHONE = re.compile(r"-\d{3}-\d{4}")
 
 # Last labels that are file extensions far more often than top-level domains.
@@ -282,21 +285,20 @@ def _extract(text: str) -> tuple[Found, ...]:
         _find_urls(text, add)
     if "@" in text:
         _find_at(text, add, taken)
-    if "::" in text or text.count(":") >= 7:
+    if "::" in text or (text.count(":") >= 7 and _SEVEN_COLONS.search(text)):
         _find_ipv6(text, add)
     if "." in text:
         _find_dotted(text, add, taken)
     if "+" in text or "(" in text or "-" in text:
         _find_phones(text, add)
     if "#" in text:
-        for m in re.finditer("#", text):
-            at = m.start()
+        # The pattern cannot hold a second '#', so every '#' that starts a channel is visited.
+        for match in _CHANNEL_RE.finditer(text):
+            at = match.start()
             if at and (text[at - 1].isalnum() or text[at - 1] in "_&#/"):
                 continue
-            match = _CHANNEL_RE.match(text, at)
-            if match:
-                raw = match.group(0).rstrip(".,;:!?")
-                add(at, at + len(raw), raw.casefold(), CHANNEL)
+            raw = match.group(0).rstrip(".,;:!?")
+            add(at, at + len(raw), raw.casefold(), CHANNEL)
     _find_ibans(text, add)
     return tuple((key, kind, s, e) for s, e, key, kind in spans)
 
