@@ -28,6 +28,7 @@ from proxy.engine.destinations import (
     extract_destinations,
     normalize_destination,
 )
+from proxy.engine.domains import parent_domains
 
 if TYPE_CHECKING:
     from proxy.store.taint import TaintStore
@@ -40,6 +41,8 @@ VALUE = "value"  # the same destination, however it was written
 PATH = "path"  # a URL under a URL that was seen (`evil.example/collect/SECRET`)
 HOST_SEEN = "host"  # a URL on a host that was itself seen bare (`evil.example`, an IP)
 LINK_HOST = "link_host"  # a URL on the host of a URL that was seen, on another path
+PARENT = "parent"  # a host under a domain that was itself seen bare (`upload.evil.example`)
+MAIL_HOST = "mail_host"  # a mailbox at or under a host that was itself seen bare
 SUBSTRING = "substring"  # found inside text seen this session
 
 # Keys whose (short) values name a party even when they are not address-shaped ("Alice").
@@ -344,9 +347,9 @@ class TaintLog:
         for key, how in keys:
             found = hits.get((key, how), [])
             # Only a bare sighting of a host taints the whole host; a link on it is weaker
-            # evidence (LINK_HOST, decided by the engine).
+            # evidence (LINK_HOST, decided by the engine), and says nothing of other names.
             direct = [o for o in found if o.kind != URL_HOST]
-            if direct:
+            if direct or how in (PARENT, MAIL_HOST):
                 found = direct
             elif found:
                 how = LINK_HOST
@@ -397,6 +400,9 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
         base = dest.local.split("+", 1)[0]
         if base and base != dest.local:
             out.append((f"{base}@{dest.host}", VALUE))
+        if dest.host:  # a host seen bare receives mail too, and so do the names under it
+            out += [(name, MAIL_HOST) for name in (dest.host, *parent_domains(dest.host))]
+        return out
     site = dest.site
     if site is not None and dest.key.startswith(site):
         path = dest.key[len(site):]
@@ -408,4 +414,6 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
             out.append((site, HOST_SEEN))
         if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):
             out.append((dest.host, HOST_SEEN))  # a host seen bare is tainted on every port
+    if dest.kind in (URL, HOST) and dest.host:
+        out += [(name, PARENT) for name in parent_domains(dest.host)]
     return out
