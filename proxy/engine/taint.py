@@ -114,17 +114,22 @@ class Sighting:
 
 
 def _walk(node: Any, path: str, key: str, out: list[tuple[str, str, str]]) -> None:
-    """Collect (path, parent key, string) for every string leaf."""
-    if isinstance(node, str):
-        out.append((path, key, node))
-    elif isinstance(node, dict):
-        for k, v in node.items():
-            _walk(v, f"{path}.{k}" if path else str(k), str(k).casefold(), out)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _walk(v, f"{path}[{i}]", key, out)
-    elif isinstance(node, (int, float)) and not isinstance(node, bool) and key in CONTACT_KEYS:
-        out.append((path, key, str(node)))
+    """Collect (path, parent key, string) for every string leaf, in document order. A stack,
+    not recursion: a result's text can be JSON nested deeper than Python recurses."""
+    stack = [(node, path, key)]
+    while stack:
+        node, path, key = stack.pop()
+        if isinstance(node, str):
+            out.append((path, key, node))
+        elif isinstance(node, dict):
+            stack += reversed([(v, f"{path}.{k}" if path else str(k), str(k).casefold())
+                               for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([(v, f"{path}[{i}]", key) for i, v in enumerate(node)])
+        elif isinstance(node, (int, float)) and not isinstance(node, bool) and (
+            key in CONTACT_KEYS
+        ):
+            out.append((path, key, str(node)))
 
 
 class _LineLabels:
@@ -247,12 +252,15 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
 
 
 def json_or_none(text: str) -> Any:
+    """The JSON value a text holds, or None. The stdlib's parser: orjson reads an integer past
+    64 bits as a float, and its text is then another number. Nested deeper than the parser
+    recurses, it is text (RecursionError is no ValueError: it once dropped a whole result)."""
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
