@@ -58,8 +58,11 @@ _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 _LOCAL_CHARS = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+'-"
 )
-_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
-_DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
+# Read on the reversed text, so the label before a dot is found by the regex engine, not by a
+# walk back in Python: a dot that ends a host's first label (alphanumeric after it; before it
+# 1 to 63 label characters, and before those nothing that continues a name: a word character,
+# '@', '.', '/', '-'). Its group is that label, reversed. Any other dot cannot start a name.
+_FIRST_DOT_REVERSED = re.compile(r"\.(?<=[A-Za-z0-9]\.)(?=([A-Za-z0-9-]{1,63})(?![\w@./-]))")
 # An IPv6 candidate is a whole run of hex digits, colons and dots holding a colon, 2 to 45
 # characters long (the longest IPv6 text, with an embedded IPv4), with no word character on
 # either side: what (?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.]) matches. Runs are
@@ -347,17 +350,13 @@ def _find_at(text: str, add: _Add, taken: _Taken) -> None:
 
 def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
     """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
+    last = len(text) - 1
+    firsts = [(last - m.start(), m.end(1) - m.start(1))
+              for m in _FIRST_DOT_REVERSED.finditer(text[::-1])]
     done = 0
-    for m in _DOTS.finditer(text):
-        dot = m.start()
-        if dot < done or dot == 0 or text[dot - 1] not in _LABEL_CHARS:
-            continue
-        start = dot
-        while start > 0 and dot - start < 63 and text[start - 1] in _LABEL_CHARS:
-            start -= 1
-        before = text[start - 1] if start else " "
-        if before.isalnum() or before in "_@./-":
-            done = dot + 1
+    for dot, label in reversed(firsts):
+        start = dot - label
+        if dot < done:
             continue
         if text[dot - 1].isdigit() and text[dot + 1].isdigit():
             ip_match = _IPV4_RE.match(text, start)
