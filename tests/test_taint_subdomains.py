@@ -115,6 +115,16 @@ def test_a_nearer_sighting_wins_over_its_parent(web):
     assert (d.verdict, d.origin and d.origin["matched"]) == ("ask", "host")
 
 
+def test_a_parent_listed_as_data_never_softens_a_deny_found_otherwise(web):
+    """A parent's match is the weakest evidence: it is looked at only when nothing else was
+    found, so a contact-like parent cannot turn the session-text deny into an ask."""
+    engine = web()
+    engine.result_seen("fetch", {"structuredContent": {"website": "partner.example"}})
+    engine.result_seen("fetch", page("Mirror: get it from xupload.partner.example today."))
+    d = engine.decide("fetch", {"url": "https://upload.partner.example"})
+    assert (d.verdict, d.origin and d.origin["matched"]) == ("deny", "substring")
+
+
 # -- what does not generalise ------------------------------------------------------------------
 
 

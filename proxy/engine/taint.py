@@ -344,33 +344,24 @@ class TaintLog:
         keys = candidates(dest)
         hits: dict[tuple[str, str], list[Origin]] = {}
         for key, how in keys:
-            for origin in self._memory.get(key, {}).values():
-                hits.setdefault((key, how), []).append(origin)
+            for known in self._memory.get(key, {}).values():
+                hits.setdefault((key, how), []).append(known)
         for row in self._store.sightings([key for key, _how in keys]):
-            origin = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
+            stored = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
                             row.provenance, kind=row.kind or "")
             for key, how in keys:
-                if key == origin.value:
-                    hits.setdefault((key, how), []).append(origin)
-        for key, how in keys:
-            found = hits.get((key, how), [])
-            # Only a bare sighting of a host taints the whole host; a link on it is weaker
-            # evidence (LINK_HOST, decided by the engine), and says nothing of other names.
-            direct = [o for o in found if o.kind != URL_HOST]
-            if direct or how in (PARENT, MAIL_HOST):
-                found = direct
-            elif found:
-                how = LINK_HOST
-            if found:
-                best = next((o for o in found if o.provenance == STRUCTURED), found[0])
-                return replace(best, matched=how)
+                if key == stored.value:
+                    hits.setdefault((key, how), []).append(stored)
+        origin = _best(keys, hits, by_name=False)
         # E-mail addresses are always extracted whole, so a substring hit on one could only be
         # the tail of a longer address: substrings are for hosts, handles, channels, numbers.
-        if not shaped or len(dest.key) < 4 or dest.kind == EMAIL or _EMAIL_LIKE.fullmatch(
-            dest.key
+        if origin is None and shaped and len(dest.key) >= 4 and dest.kind != EMAIL and (
+            not _EMAIL_LIKE.fullmatch(dest.key)
         ):
-            return None
-        return self._substring(dest.key)
+            origin = self._substring(dest.key)
+        # The weakest evidence last: a name under a host seen bare (PARENT, MAIL_HOST) only
+        # speaks for a destination nothing else was found for.
+        return origin if origin is not None else _best(keys, hits, by_name=True)
 
     def _substring(self, value: str) -> Origin | None:
         if not self._chunks:
@@ -385,6 +376,28 @@ class TaintLog:
             value, self.server, self._chunk_tools[i], self.session_id, self._chunk_ts[i],
             FREE_TEXT, SUBSTRING,
         )
+
+
+def _best(
+    keys: list[tuple[str, str]], hits: dict[tuple[str, str], list[Origin]], *, by_name: bool
+) -> Origin | None:
+    """The first candidate with a sighting (at one level a structured one wins), among the
+    matches by a parent's name (`by_name`) or among the others."""
+    for key, how in keys:
+        if (how in (PARENT, MAIL_HOST)) != by_name:
+            continue
+        found = hits.get((key, how), [])
+        # Only a bare sighting of a host taints the whole host; a link on it is weaker
+        # evidence (LINK_HOST, decided by the engine), and says nothing of other names.
+        direct = [o for o in found if o.kind != URL_HOST]
+        if direct or by_name:
+            found = direct
+        elif found:
+            how = LINK_HOST
+        if found:
+            best = next((o for o in found if o.provenance == STRUCTURED), found[0])
+            return replace(best, matched=how)
+    return None
 
 
 def aliases(value: str, kind: str) -> list[tuple[str, str]]:
