@@ -10,7 +10,10 @@ the user or a pack trusts is still allowed first.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from proxy.engine.domains import parent_domains
 from proxy.store.database import Database
 from proxy.store.schema import connect
 from tests.test_engine import make
@@ -177,3 +180,15 @@ def test_a_remembered_approval_of_a_subdomain_still_wins(web, db):
     d = engine.decide("fetch", {"url": "https://cdn.attacker.example/lib.js"})
     assert (d.verdict, d.reason) == ("allow", "every destination is trusted "
                                               "(remembered human approval)")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b1", "xn--bcher-kva", "co", "uk", "github", "io", "", "-",
+                                 "com", "example", "1", "255", "ü", "[", ":", "*", "x" * 70]),
+                min_size=1, max_size=8).map(".".join))
+def test_parents_are_label_suffixes_and_never_raise(host):
+    parents = parent_domains(host)
+    name = host.rstrip(".")
+    for parent in parents:
+        assert name.endswith("." + parent) and parent != name
+    assert len(set(parents)) == len(parents)
