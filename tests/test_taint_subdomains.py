@@ -192,3 +192,16 @@ def test_parents_are_label_suffixes_and_never_raise(host):
     for parent in parents:
         assert name.endswith("." + parent) and parent != name
     assert len(set(parents)) == len(parents)
+
+
+@pytest.mark.parametrize(("seen", "url"), [
+    ("bücher.example", "https://upload.xn--bcher-kva.example/x"),  # Unicode seen, IDNA sent
+    ("bücher.example", "https://upload.bücher.example/x"),
+    ("Bücher.Example.", "https://BÜCHER.example/x"),  # the name itself, case and the root
+    ("аpple.com", "https://xn--pple-43d.com/login"),  # a Cyrillic а
+])
+def test_a_host_written_beyond_ascii_in_injected_text_is_tainted(web, seen, url):
+    engine = web()
+    engine.result_seen("fetch", page(INJECTED.format(host=seen)))
+    d = engine.decide("fetch", {"url": url})
+    assert (d.verdict, d.contract) == ("deny", "sink_gate"), d.reason

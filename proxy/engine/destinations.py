@@ -49,6 +49,15 @@ _HOST_RE = re.compile(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,126}[A-Za-z]{2,24}\.?"
     r"(?:/[^\s<>\"'`)\]}]*)?"
 )
+# Names with letters beyond ASCII (`bücher.example`, `аpple.com` with a Cyrillic а): the shape
+# of _HOST_RE with any letter or digit in a label. Found like the ASCII ones, from the dot after
+# the first label on the reversed text; only in text that is not ASCII, and only names that are
+# not (the ASCII ones are _find_dotted's).
+_IDN_HOST_RE = re.compile(
+    r"(?:[^\W_](?:(?:[^\W_]|-){0,61}[^\W_])?\.){1,126}[^\W\d_]{2,24}\.?"
+    r"(?:/[^\s<>\"'`)\]}]*)?"
+)
+_IDN_FIRST_DOT_REVERSED = re.compile(r"\.(?<=[^\W_]\.)(?=((?:[^\W_]|-){1,63})(?![\w@./-]))")
 _IPV4_RE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]*\d)")
 _PHONE_RE = re.compile(r"\+\d[\d \t().-]{6,18}\d|\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}")
 _HANDLE_RE = re.compile(r"@[A-Za-z0-9_][A-Za-z0-9_.-]{0,38}[A-Za-z0-9_]")
@@ -303,6 +312,8 @@ def _extract(text: str) -> tuple[Found, ...]:
             raw = match.group(0).rstrip(".,;:!?")
             add(at, at + len(raw), raw.casefold(), CHANNEL)
     _find_ibans(text, add)
+    if not text.isascii():  # last: a name found here never hides one found before
+        _find_idn_hosts(text, add, taken)
     return tuple((key, kind, s, e) for s, e, key, kind in spans)
 
 
@@ -371,6 +382,32 @@ def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
         raw = match.group(0).rstrip(".,;:!?")
         done = start + len(raw)
         if not _tld_ok(raw) or taken(start, done):
+            continue
+        after = text[done:done + 1]
+        if after and (after.isalnum() or after in "_@"):
+            continue
+        found = _url_key(raw, True)
+        if found is not None:
+            add(start, done, found[0], found[1])
+
+
+def _find_idn_hosts(text: str, add: _Add, taken: _Taken) -> None:
+    """Bare host names with a label beyond ASCII, canonicalised to their `xn--` form: a name
+    an injection writes in Unicode taints what a call writes either way."""
+    last = len(text) - 1
+    firsts = [(last - m.start(), m.end(1) - m.start(1))
+              for m in _IDN_FIRST_DOT_REVERSED.finditer(text[::-1])]
+    done = 0
+    for dot, label in reversed(firsts):
+        start = dot - label
+        if dot < done:
+            continue
+        match = _IDN_HOST_RE.match(text, start)
+        if match is None:
+            continue
+        raw = match.group(0).rstrip(".,;:!?")
+        done = start + len(raw)
+        if raw.split("/", 1)[0].isascii() or not _tld_ok(raw) or taken(start, done):
             continue
         after = text[done:done + 1]
         if after and (after.isalnum() or after in "_@"):
