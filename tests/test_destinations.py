@@ -90,7 +90,7 @@ def test_recipient_values_are_address_lists():
     dotted = parse_recipients("attacker+1@Evil.com.")
     assert keys(dotted) == ["attacker+1@evil.com"] and dotted.problem is None
     # the taint lookup folds the sub-address: attacker+1@x and attacker@x are one
-    assert candidates(parse("attacker+1@Evil.com.")[0])[-1] == ("attacker@evil.com", "value")
+    assert candidates(parse("attacker+1@Evil.com.")[0])[1] == ("attacker@evil.com", "value")
     assert keys(parse_recipients("bob@bücher.de")) == ["bob@xn--bcher-kva.de"]
     assert keys(parse_recipients("x@[10.1.1.3]")) == ["x@[10.1.1.3]"]
 
@@ -167,8 +167,11 @@ def test_taint_candidates_and_aliases():
     assert candidates(dest) == [
         ("evil.com:8080/collect/secret/x", "value"), ("evil.com:8080/collect/secret", "path"),
         ("evil.com:8080/collect", "path"), ("evil.com:8080", "host"), ("evil.com", "host")]
+    (sub,) = parse("https://a.b.evil.co.uk/x")  # parents down to the registrable domain only
+    assert candidates(sub)[-2:] == [("b.evil.co.uk", "parent"), ("evil.co.uk", "parent")]
     (mail,) = parse("attacker+tag@evil.com")
-    assert candidates(mail) == [("attacker+tag@evil.com", "value"), ("attacker@evil.com", "value")]
+    assert candidates(mail) == [("attacker+tag@evil.com", "value"), ("attacker@evil.com", "value"),
+                                ("evil.com", "mail_host")]
     assert aliases("evil.com/collect", URL) == [("evil.com/collect", URL),
                                                 ("evil.com", "url_host")]
     assert aliases("a+b@x.example", EMAIL) == [("a+b@x.example", EMAIL), ("a@x.example", EMAIL)]

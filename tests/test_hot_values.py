@@ -177,3 +177,14 @@ _PIECES = st.sampled_from(["1", "23", "456", "\u0663", ",", ", ", " ", "  ", "\t
 def test_normalize_text_is_the_regex_definition(text):
     """A value planted as "1,250  USD" must match a call's "1250 usd" exactly as before."""
     assert normalize_text(text) == _normalized_by_regex(text)
+
+
+@pytest.mark.parametrize("depth", [900, 1100, 100_000])
+def test_a_flagged_result_nested_past_the_recursion_limit_still_makes_its_values_hot(
+    engine, depth
+):
+    """RecursionError from a deep JSON text once dropped the whole result from hot values."""
+    flagged = "[" * depth + json.dumps(INJECTED) + "]" * depth
+    seen(engine, "read_document", text(flagged), "block")
+    d = engine.decide("update_password", {"password": "winter-2024"})
+    assert (d.verdict, d.contract) == ("deny", "injected_action")

@@ -49,6 +49,15 @@ _HOST_RE = re.compile(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,126}[A-Za-z]{2,24}\.?"
     r"(?:/[^\s<>\"'`)\]}]*)?"
 )
+# Names with letters beyond ASCII (`bücher.example`, `аpple.com` with a Cyrillic а): the shape
+# of _HOST_RE with any letter or digit in a label. Found like the ASCII ones, from the dot after
+# the first label on the reversed text; only in text that is not ASCII, and only names that are
+# not (the ASCII ones are _find_dotted's).
+_IDN_HOST_RE = re.compile(
+    r"(?:[^\W_](?:(?:[^\W_]|-){0,61}[^\W_])?\.){1,126}[^\W\d_]{2,24}\.?"
+    r"(?:/[^\s<>\"'`)\]}]*)?"
+)
+_IDN_FIRST_DOT_REVERSED = re.compile(r"\.(?<=[^\W_]\.)(?=((?:[^\W_]|-){1,63})(?![\w@./-]))")
 _IPV4_RE = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.]*\d)")
 _PHONE_RE = re.compile(r"\+\d[\d \t().-]{6,18}\d|\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}")
 _HANDLE_RE = re.compile(r"@[A-Za-z0-9_][A-Za-z0-9_.-]{0,38}[A-Za-z0-9_]")
@@ -58,8 +67,11 @@ _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 _LOCAL_CHARS = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+'-"
 )
-_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
-_DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
+# Read on the reversed text, so the label before a dot is found by the regex engine, not by a
+# walk back in Python: a dot that ends a host's first label (alphanumeric after it; before it
+# 1 to 63 label characters, and before those nothing that continues a name: a word character,
+# '@', '.', '/', '-'). Its group is that label, reversed. Any other dot cannot start a name.
+_FIRST_DOT_REVERSED = re.compile(r"\.(?<=[A-Za-z0-9]\.)(?=([A-Za-z0-9-]{1,63})(?![\w@./-]))")
 # An IPv6 candidate is a whole run of hex digits, colons and dots holding a colon, 2 to 45
 # characters long (the longest IPv6 text, with an embedded IPv4), with no word character on
 # either side: what (?<![\w:.])(?=[0-9A-Fa-f.]*:)[0-9A-Fa-f:.]{2,45}(?![\w:.]) matches. Runs are
@@ -67,6 +79,9 @@ _DOTS = re.compile(r"\.(?=[A-Za-z0-9])")
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
 _IPV6_TAIL = re.compile(r"[0-9A-Fa-f:.]*")
 _IPV6_LONGEST = 45
+# Every address holds '::' or seven colons with only hex digits and dots between them: text
+# with neither (JSON, logs, most code) has no candidate worth walking its colons for.
+_SEVEN_COLONS = re.compile(r":(?:[0-9A-Fa-f.]*:){6}")
 _DASH_PHONE = re.compile(r"-\d{3}-\d{4}")
 
 # Last labels that are file extensions far more often than top-level domains.
@@ -282,22 +297,23 @@ def _extract(text: str) -> tuple[Found, ...]:
         _find_urls(text, add)
     if "@" in text:
         _find_at(text, add, taken)
-    if "::" in text or text.count(":") >= 7:
+    if "::" in text or (text.count(":") >= 7 and _SEVEN_COLONS.search(text)):
         _find_ipv6(text, add)
     if "." in text:
         _find_dotted(text, add, taken)
     if "+" in text or "(" in text or "-" in text:
         _find_phones(text, add)
     if "#" in text:
-        for m in re.finditer("#", text):
-            at = m.start()
+        # The pattern cannot hold a second '#', so every '#' that starts a channel is visited.
+        for match in _CHANNEL_RE.finditer(text):
+            at = match.start()
             if at and (text[at - 1].isalnum() or text[at - 1] in "_&#/"):
                 continue
-            match = _CHANNEL_RE.match(text, at)
-            if match:
-                raw = match.group(0).rstrip(".,;:!?")
-                add(at, at + len(raw), raw.casefold(), CHANNEL)
+            raw = match.group(0).rstrip(".,;:!?")
+            add(at, at + len(raw), raw.casefold(), CHANNEL)
     _find_ibans(text, add)
+    if not text.isascii():  # last: a name found here never hides one found before
+        _find_idn_hosts(text, add, taken)
     return tuple((key, kind, s, e) for s, e, key, kind in spans)
 
 
@@ -345,17 +361,13 @@ def _find_at(text: str, add: _Add, taken: _Taken) -> None:
 
 def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
     """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
+    last = len(text) - 1
+    firsts = [(last - m.start(), m.end(1) - m.start(1))
+              for m in _FIRST_DOT_REVERSED.finditer(text[::-1])]
     done = 0
-    for m in _DOTS.finditer(text):
-        dot = m.start()
-        if dot < done or dot == 0 or text[dot - 1] not in _LABEL_CHARS:
-            continue
-        start = dot
-        while start > 0 and dot - start < 63 and text[start - 1] in _LABEL_CHARS:
-            start -= 1
-        before = text[start - 1] if start else " "
-        if before.isalnum() or before in "_@./-":
-            done = dot + 1
+    for dot, label in reversed(firsts):
+        start = dot - label
+        if dot < done:
             continue
         if text[dot - 1].isdigit() and text[dot + 1].isdigit():
             ip_match = _IPV4_RE.match(text, start)
@@ -370,6 +382,32 @@ def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
         raw = match.group(0).rstrip(".,;:!?")
         done = start + len(raw)
         if not _tld_ok(raw) or taken(start, done):
+            continue
+        after = text[done:done + 1]
+        if after and (after.isalnum() or after in "_@"):
+            continue
+        found = _url_key(raw, True)
+        if found is not None:
+            add(start, done, found[0], found[1])
+
+
+def _find_idn_hosts(text: str, add: _Add, taken: _Taken) -> None:
+    """Bare host names with a label beyond ASCII, canonicalised to their `xn--` form: a name
+    an injection writes in Unicode taints what a call writes either way."""
+    last = len(text) - 1
+    firsts = [(last - m.start(), m.end(1) - m.start(1))
+              for m in _IDN_FIRST_DOT_REVERSED.finditer(text[::-1])]
+    done = 0
+    for dot, label in reversed(firsts):
+        start = dot - label
+        if dot < done:
+            continue
+        match = _IDN_HOST_RE.match(text, start)
+        if match is None:
+            continue
+        raw = match.group(0).rstrip(".,;:!?")
+        done = start + len(raw)
+        if raw.split("/", 1)[0].isascii() or not _tld_ok(raw) or taken(start, done):
             continue
         after = text[done:done + 1]
         if after and (after.isalnum() or after in "_@"):

@@ -40,8 +40,11 @@ from proxy.engine.policy import Pack, PolicyDoc, PolicyError, load_policy, merge
 from proxy.engine.taint import (
     FREE_TEXT,
     LINK_HOST,
+    MAIL_HOST,
+    PARENT,
     STRUCTURED,
     VALUE,
+    Origin,
     TaintLog,
     listed_values,
     sightings,
@@ -576,13 +579,19 @@ class Engine:
         if origin is None:
             return "ask", untrusted or "is not a vouched destination (unproven)", None
         where = f"{origin.server}.{origin.tool}" if origin.tool else origin.server
+        under = _under(dest, origin)
         if origin.provenance == STRUCTURED:
-            why = untrusted or f"is a contact seen in output of {where}, not yet approved"
+            why = untrusted or (f"is a contact seen in output of {where}, not yet approved"
+                                if under is None else
+                                f"{under}, a contact seen in output of {where}, not yet approved")
             return "ask", why, origin.as_dict()
         assert origin.provenance == FREE_TEXT
         if origin.matched == LINK_HOST and not LINK_TAINTS_HOST:
             return "ask", (f"is on the host of a link found in untrusted text in output of "
                            f"{where}"), origin.as_dict()
+        if under is not None:
+            return "deny", f"{under}, a host seen in untrusted text in output of {where}", (
+                origin.as_dict())
         return "deny", f"came from untrusted text in output of {where}", origin.as_dict()
 
     # -- policy resolution ----------------------------------------------------------------
@@ -667,6 +676,16 @@ def _load_layers(
             found.append(Path(policy_path).expanduser())
         paths = tuple(found)
     return load_packs(), [load_policy(p) for p in paths], paths
+
+
+def _under(dest: Destination, origin: Origin) -> str | None:
+    """How a destination stands to the host it matched by name, for the reason: None when it
+    matched the sighting itself (or its path, its host, a substring)."""
+    if origin.matched == PARENT:
+        return f"is under {origin.value}"
+    if origin.matched == MAIL_HOST:
+        return f"is a mailbox {'at' if dest.host == origin.value else 'under'} {origin.value}"
+    return None
 
 
 def _verbatim_url(raw: str, dest: Destination, origin: dict[str, Any] | None) -> bool:

@@ -138,24 +138,26 @@ def result_parts(result: Any) -> tuple[list[str], list[str]]:
     structured: list[str] = []
 
     def walk(node: Any, top: bool) -> None:
-        if isinstance(node, str):
-            parsed = json_or_none(node) if top else None
-            if parsed is not None:
-                walk(parsed, False)
-            elif len(node) <= 120 and "\n" not in node and len(node.split()) <= 8:
-                structured.append(node)
-            else:
-                free.append(node)
-        elif isinstance(node, bool) or node is None:
-            return
-        elif isinstance(node, (int, float)):
-            structured.append(str(node))
-        elif isinstance(node, dict):
-            for value in node.values():
-                walk(value, False)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value, False)
+        # A stack, not recursion: a result's text can be JSON nested deeper than Python recurses.
+        stack = [(node, top)]
+        while stack:
+            node, top = stack.pop()
+            if isinstance(node, str):
+                parsed = json_or_none(node) if top else None
+                if parsed is not None:
+                    stack.append((parsed, False))
+                elif len(node) <= 120 and "\n" not in node and len(node.split()) <= 8:
+                    structured.append(node)
+                else:
+                    free.append(node)
+            elif isinstance(node, bool) or node is None:
+                continue
+            elif isinstance(node, (int, float)):
+                structured.append(str(node))
+            elif isinstance(node, dict):
+                stack += reversed([(value, False) for value in node.values()])
+            elif isinstance(node, list):
+                stack += reversed([(value, False) for value in node])
 
     if isinstance(result, dict):
         for block in result.get("content") or []:

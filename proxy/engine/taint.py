@@ -28,6 +28,7 @@ from proxy.engine.destinations import (
     extract_destinations,
     normalize_destination,
 )
+from proxy.engine.domains import parent_domains
 
 if TYPE_CHECKING:
     from proxy.store.taint import TaintStore
@@ -40,6 +41,8 @@ VALUE = "value"  # the same destination, however it was written
 PATH = "path"  # a URL under a URL that was seen (`evil.example/collect/SECRET`)
 HOST_SEEN = "host"  # a URL on a host that was itself seen bare (`evil.example`, an IP)
 LINK_HOST = "link_host"  # a URL on the host of a URL that was seen, on another path
+PARENT = "parent"  # a host under a domain that was itself seen bare (`upload.evil.example`)
+MAIL_HOST = "mail_host"  # a mailbox at or under a host that was itself seen bare
 SUBSTRING = "substring"  # found inside text seen this session
 
 # Keys whose (short) values name a party even when they are not address-shaped ("Alice").
@@ -111,17 +114,22 @@ class Sighting:
 
 
 def _walk(node: Any, path: str, key: str, out: list[tuple[str, str, str]]) -> None:
-    """Collect (path, parent key, string) for every string leaf."""
-    if isinstance(node, str):
-        out.append((path, key, node))
-    elif isinstance(node, dict):
-        for k, v in node.items():
-            _walk(v, f"{path}.{k}" if path else str(k), str(k).casefold(), out)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _walk(v, f"{path}[{i}]", key, out)
-    elif isinstance(node, (int, float)) and not isinstance(node, bool) and key in CONTACT_KEYS:
-        out.append((path, key, str(node)))
+    """Collect (path, parent key, string) for every string leaf, in document order. A stack,
+    not recursion: a result's text can be JSON nested deeper than Python recurses."""
+    stack = [(node, path, key)]
+    while stack:
+        node, path, key = stack.pop()
+        if isinstance(node, str):
+            out.append((path, key, node))
+        elif isinstance(node, dict):
+            stack += reversed([(v, f"{path}.{k}" if path else str(k), str(k).casefold())
+                               for k, v in node.items()])
+        elif isinstance(node, list):
+            stack += reversed([(v, f"{path}[{i}]", key) for i, v in enumerate(node)])
+        elif isinstance(node, (int, float)) and not isinstance(node, bool) and (
+            key in CONTACT_KEYS
+        ):
+            out.append((path, key, str(node)))
 
 
 class _LineLabels:
@@ -244,12 +252,15 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
 
 
 def json_or_none(text: str) -> Any:
+    """The JSON value a text holds, or None. The stdlib's parser: orjson reads an integer past
+    64 bits as a float, and its text is then another number. Nested deeper than the parser
+    recurses, it is text (RecursionError is no ValueError: it once dropped a whole result)."""
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -333,33 +344,24 @@ class TaintLog:
         keys = candidates(dest)
         hits: dict[tuple[str, str], list[Origin]] = {}
         for key, how in keys:
-            for origin in self._memory.get(key, {}).values():
-                hits.setdefault((key, how), []).append(origin)
+            for known in self._memory.get(key, {}).values():
+                hits.setdefault((key, how), []).append(known)
         for row in self._store.sightings([key for key, _how in keys]):
-            origin = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
+            stored = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
                             row.provenance, kind=row.kind or "")
             for key, how in keys:
-                if key == origin.value:
-                    hits.setdefault((key, how), []).append(origin)
-        for key, how in keys:
-            found = hits.get((key, how), [])
-            # Only a bare sighting of a host taints the whole host; a link on it is weaker
-            # evidence (LINK_HOST, decided by the engine).
-            direct = [o for o in found if o.kind != URL_HOST]
-            if direct:
-                found = direct
-            elif found:
-                how = LINK_HOST
-            if found:
-                best = next((o for o in found if o.provenance == STRUCTURED), found[0])
-                return replace(best, matched=how)
+                if key == stored.value:
+                    hits.setdefault((key, how), []).append(stored)
+        origin = _best(keys, hits, by_name=False)
         # E-mail addresses are always extracted whole, so a substring hit on one could only be
         # the tail of a longer address: substrings are for hosts, handles, channels, numbers.
-        if not shaped or len(dest.key) < 4 or dest.kind == EMAIL or _EMAIL_LIKE.fullmatch(
-            dest.key
+        if origin is None and shaped and len(dest.key) >= 4 and dest.kind != EMAIL and (
+            not _EMAIL_LIKE.fullmatch(dest.key)
         ):
-            return None
-        return self._substring(dest.key)
+            origin = self._substring(dest.key)
+        # The weakest evidence last: a name under a host seen bare (PARENT, MAIL_HOST) only
+        # speaks for a destination nothing else was found for.
+        return origin if origin is not None else _best(keys, hits, by_name=True)
 
     def _substring(self, value: str) -> Origin | None:
         if not self._chunks:
@@ -374,6 +376,28 @@ class TaintLog:
             value, self.server, self._chunk_tools[i], self.session_id, self._chunk_ts[i],
             FREE_TEXT, SUBSTRING,
         )
+
+
+def _best(
+    keys: list[tuple[str, str]], hits: dict[tuple[str, str], list[Origin]], *, by_name: bool
+) -> Origin | None:
+    """The first candidate with a sighting (at one level a structured one wins), among the
+    matches by a parent's name (`by_name`) or among the others."""
+    for key, how in keys:
+        if (how in (PARENT, MAIL_HOST)) != by_name:
+            continue
+        found = hits.get((key, how), [])
+        # Only a bare sighting of a host taints the whole host; a link on it is weaker
+        # evidence (LINK_HOST, decided by the engine), and says nothing of other names.
+        direct = [o for o in found if o.kind != URL_HOST]
+        if direct or by_name:
+            found = direct
+        elif found:
+            how = LINK_HOST
+        if found:
+            best = next((o for o in found if o.provenance == STRUCTURED), found[0])
+            return replace(best, matched=how)
+    return None
 
 
 def aliases(value: str, kind: str) -> list[tuple[str, str]]:
@@ -397,6 +421,9 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
         base = dest.local.split("+", 1)[0]
         if base and base != dest.local:
             out.append((f"{base}@{dest.host}", VALUE))
+        if dest.host:  # a host seen bare receives mail too, and so do the names under it
+            out += [(name, MAIL_HOST) for name in (dest.host, *parent_domains(dest.host))]
+        return out
     site = dest.site
     if site is not None and dest.key.startswith(site):
         path = dest.key[len(site):]
@@ -408,4 +435,6 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
             out.append((site, HOST_SEEN))
         if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):
             out.append((dest.host, HOST_SEEN))  # a host seen bare is tainted on every port
+    if dest.kind in (URL, HOST) and dest.host:
+        out += [(name, PARENT) for name in parent_domains(dest.host)]
     return out

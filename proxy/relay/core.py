@@ -74,6 +74,11 @@ class RelayCore:
 
     # ---- work that waits until the frame is on its way ---------------------------------------
 
+    @property
+    def has_later(self) -> bool:
+        """Is there work waiting for the frame to be on its way?"""
+        return bool(self._later)
+
     def run_later(self) -> None:
         """Taint recording of results already scanned and passed. The shell calls this after
         writing; the core also calls it before any decision, so no call is decided without it."""

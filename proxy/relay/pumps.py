@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,7 @@ from proxy.session import Session
 from proxy.stdio import ByteWriter
 
 log = logging.getLogger(__name__)
+_yield_cpu = getattr(os, "sched_yield", None)  # POSIX; Windows has none
 
 
 def _may_wait(writer: Any) -> bool:
@@ -166,6 +168,14 @@ class Relay:
                         contract="internal", reason=f"Gatewatch failed on this frame: {exc!r}",
                         payload=frame.data))]
                 await self.run(actions)
+                if self.core.has_later and not self.core.pending and _yield_cpu is not None:
+                    # The last answer anyone waited for is written and its reader woken, which
+                    # Linux queues on this core: let it run before the bookkeeping that follows
+                    # the forward (taint), or it waits for all of it (a client with think time:
+                    # p50 0.51 -> 0.31 ms at 4 KB without the detector). Not while requests are
+                    # in flight: pipelined, a yield per answer cost a third of the throughput.
+                    # The next frame still waits for the bookkeeping.
+                    _yield_cpu()
                 self.core.run_later()
                 continue
             # An oversize line is never passed on: its head is kept for the answer and the audit.

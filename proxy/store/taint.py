@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 from proxy.store.database import Write
 
-LOOKUP_LIMIT = 200
-
 
 @dataclass(frozen=True)
 class TaintRow:
@@ -39,11 +37,13 @@ class TaintStore:
             )
 
     def sightings(self, values: Sequence[str]) -> list[TaintRow]:
-        """Rows for any of `values`: structured sightings first, then oldest first."""
+        """For each of `values`, the first sighting of each provenance, as a value and as a
+        link's host, oldest first: at most four rows a value, so a value seen in thousands of
+        results never crowds out the one a decision needs."""
         rows = self._db.execute(
-            "SELECT value, server, tool, session_id, ts, provenance, kind FROM taint "
+            "SELECT value, server, tool, session_id, MIN(ts), provenance, kind FROM taint "
             f"WHERE value IN ({', '.join('?' * len(values))}) "
-            f"ORDER BY provenance = 'structured' DESC, ts LIMIT {LOOKUP_LIMIT}",
+            "GROUP BY value, provenance, kind = 'url_host' ORDER BY MIN(ts)",
             tuple(values),
         ).fetchall()
         return [TaintRow(*tuple(row)) for row in rows]
