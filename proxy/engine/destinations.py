@@ -361,12 +361,8 @@ def _find_at(text: str, add: _Add, taken: _Taken) -> None:
 
 def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
     """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
-    last = len(text) - 1
-    firsts = [(last - m.start(), m.end(1) - m.start(1))
-              for m in _FIRST_DOT_REVERSED.finditer(text[::-1])]
     done = 0
-    for dot, label in reversed(firsts):
-        start = dot - label
+    for start, dot in _first_labels(text, _FIRST_DOT_REVERSED):
         if dot < done:
             continue
         if text[dot - 1].isdigit() and text[dot + 1].isdigit():
@@ -376,45 +372,51 @@ def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
                 ip = canonical_ip(ip_match.group(0))
                 add(start, done, ip, IP)
                 continue
-        match = _HOST_RE.match(text, start)
-        if match is None:
-            continue
-        raw = match.group(0).rstrip(".,;:!?")
-        done = start + len(raw)
-        if not _tld_ok(raw) or taken(start, done):
-            continue
-        after = text[done:done + 1]
-        if after and (after.isalnum() or after in "_@"):
-            continue
-        found = _url_key(raw, True)
-        if found is not None:
-            add(start, done, found[0], found[1])
+        end = _add_host(text, start, _HOST_RE, add, taken, ascii_ok=True)
+        if end is not None:
+            done = end
 
 
 def _find_idn_hosts(text: str, add: _Add, taken: _Taken) -> None:
     """Bare host names with a label beyond ASCII, canonicalised to their `xn--` form: a name
     an injection writes in Unicode taints what a call writes either way."""
-    last = len(text) - 1
-    firsts = [(last - m.start(), m.end(1) - m.start(1))
-              for m in _IDN_FIRST_DOT_REVERSED.finditer(text[::-1])]
     done = 0
-    for dot, label in reversed(firsts):
-        start = dot - label
+    for start, dot in _first_labels(text, _IDN_FIRST_DOT_REVERSED):
         if dot < done:
             continue
-        match = _IDN_HOST_RE.match(text, start)
-        if match is None:
-            continue
-        raw = match.group(0).rstrip(".,;:!?")
-        done = start + len(raw)
-        if raw.split("/", 1)[0].isascii() or not _tld_ok(raw) or taken(start, done):
-            continue
-        after = text[done:done + 1]
-        if after and (after.isalnum() or after in "_@"):
-            continue
-        found = _url_key(raw, True)
-        if found is not None:
-            add(start, done, found[0], found[1])
+        end = _add_host(text, start, _IDN_HOST_RE, add, taken, ascii_ok=False)
+        if end is not None:
+            done = end
+
+
+def _first_labels(text: str, reversed_dots: Any) -> list[tuple[int, int]]:
+    """(where the label starts, its dot) for each dot that can end a host's first label, left
+    to right: `reversed_dots` reads the reversed text, so the regex engine finds the label."""
+    last = len(text) - 1
+    found = [(last - m.start() - (m.end(1) - m.start(1)), last - m.start())
+             for m in reversed_dots.finditer(text[::-1])]
+    found.reverse()
+    return found
+
+
+def _add_host(text: str, start: int, host_re: Any, add: _Add, taken: _Taken, *,
+              ascii_ok: bool) -> int | None:
+    """The host name `host_re` reads at `start`, added when it is one; where it ends (None
+    when nothing matched there). `ascii_ok=False` keeps only names beyond ASCII."""
+    match = host_re.match(text, start)
+    if match is None:
+        return None
+    raw = match.group(0).rstrip(".,;:!?")
+    done = start + len(raw)
+    if (not ascii_ok and raw.split("/", 1)[0].isascii()) or not _tld_ok(raw) or taken(start, done):
+        return done
+    after = text[done:done + 1]
+    if after and (after.isalnum() or after in "_@"):
+        return done
+    found = _url_key(raw, True)
+    if found is not None:
+        add(start, done, found[0], found[1])
+    return done
 
 
 def _find_ipv6(text: str, add: _Add) -> None:
