@@ -8,7 +8,10 @@ row building) in this process and times, for one echo call of each payload kind
 (bench/payloads.py), every step the proxy runs on it: parsing the request, the engine's
 decision (with its argument scans), parsing the result, taint extraction from the result, the
 detector's result scan (and the learned layer's share of it), and building the two audit rows
-(redaction and JSON). Best of `--repeat` per step, in milliseconds, without profiler overhead.
+(redaction and JSON). Best of `--repeat` per step, in milliseconds, without profiler overhead;
+each repetition is a distinct window of the payload (no per-text cache answers it). The first
+step to read a text (engine.decide) also pays the detector's per-word repair memo for words
+not seen before, which the steps after it find warm.
 
 `--base DIR` (a `git archive` copy of another commit) runs the same steps against that tree's
 code too, `--rounds` times each, alternating (bench/ab.py), and prints each step's range over
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +50,13 @@ def _upstream_tools() -> list[dict[str, Any]]:
     return list(module.TOOLS["tools"])
 
 
-def best_ms(fn: Callable[[], Any], repeat: int) -> float:
+def best_ms(fn: Callable[[Any], Any], inputs: list[Any]) -> float:
+    """The best time of `fn` over `inputs`, one call each: every call gets a distinct text, so
+    no per-text cache (taint's, the engine's) answers a repeat for free."""
     times = []
-    for _ in range(repeat):
+    for item in inputs:
         t0 = time.perf_counter()
-        fn()
+        fn(item)
         times.append((time.perf_counter() - t0) * 1000)
     return min(times)
 
@@ -70,42 +76,62 @@ def steps_for(size: int, repeat: int) -> dict[str, dict[str, float]]:
 
 def _steps(kind: str, size: int, repeat: int, engine: Any, detector: Any) -> dict[str, float]:
     from proxy import jsonrpc
-    from proxy.audit import AuditEvent, row_text
+    from proxy.audit import row_text
 
-    text = payload(kind, size, 5)
+    calls = [_call(kind, size, 5 + i) for i in range(repeat)]
+    return {
+        "parse request": best_ms(lambda c: jsonrpc.loads(c.request), calls),
+        "engine.decide": best_ms(lambda c: engine.decide("echo", c.args), calls),
+        "  argument scans in it": best_ms(
+            lambda c: (detector.inspect_arguments("echo", c.args),
+                       detector.scan_text(c.args["text"])),
+            calls,
+        ),
+        "parse result": best_ms(lambda c: jsonrpc.loads(c.response), calls),
+        "taint (result_seen)": best_ms(lambda c: engine.result_seen("echo", c.result, c.args),
+                                       calls),
+        "detector.inspect_result": best_ms(
+            lambda c: detector.inspect_result("tools/call", c.result), calls
+        ),
+        "  learned layer in it": _model_ms(detector, calls),
+        "audit rows (2)": best_ms(lambda c: (row_text(c.row), row_text(c.answer)), calls),
+    }
+
+
+@dataclass(frozen=True)
+class _Call:
+    request: bytes
+    args: dict[str, Any]
+    result: dict[str, Any]
+    response: bytes
+    row: Any  # the two audit events (proxy.audit.AuditEvent)
+    answer: Any
+
+
+def _call(kind: str, size: int, seed: int) -> _Call:
+    """One echo call's frames for a distinct window of the payload kind."""
+    from proxy import jsonrpc
+    from proxy.audit import AuditEvent
+
+    text = payload(kind, size, seed)
     request = call_line(7, text)
     msg = jsonrpc.loads(request)
-    args = msg["params"]["arguments"]
     result = {"content": [{"type": "text", "text": text}], "isError": False}
     response = jsonrpc.dumps({"jsonrpc": "2.0", "id": 7, "result": result})
     row = AuditEvent("c2s", "request", method="tools/call", payload=msg)
     answer = AuditEvent("s2c", "response", method="tools/call", payload=jsonrpc.loads(response))
-    return {
-        "parse request": best_ms(lambda: jsonrpc.loads(request), repeat),
-        "engine.decide": best_ms(lambda: engine.decide("echo", args), repeat),
-        "  argument scans in it": best_ms(
-            lambda: (detector.inspect_arguments("echo", args), detector.scan_text(args["text"])),
-            repeat,
-        ),
-        "parse result": best_ms(lambda: jsonrpc.loads(response), repeat),
-        "taint (result_seen)": best_ms(lambda: engine.result_seen("echo", result, args), repeat),
-        "detector.inspect_result": best_ms(
-            lambda: detector.inspect_result("tools/call", result), repeat
-        ),
-        "  learned layer in it": _model_ms(detector, text, repeat),
-        "audit rows (2)": best_ms(lambda: (row_text(row), row_text(answer)), repeat),
-    }
+    return _Call(request, msg["params"]["arguments"], result, response, row, answer)
 
 
-def _model_ms(detector: Any, text: str, repeat: int) -> float:
+def _model_ms(detector: Any, calls: list[_Call]) -> float:
     """The learned layer's share of a result scan: its score of the result's prepared views."""
     from proxy.detector.model import shipped_model
 
     if not detector.use_model:
         return 0.0
-    texts, classes = detector.model_inputs(text)
     model = shipped_model().model
-    return best_ms(lambda: model.score(texts, classes), repeat)
+    inputs = [detector.model_inputs(c.args["text"]) for c in calls]
+    return best_ms(lambda found: model.score(*found), inputs)
 
 
 def main() -> int:
