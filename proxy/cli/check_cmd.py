@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,17 +27,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from proxy.checking import CheckError, check_call
     from proxy.cli.output import paint, use_colour, verdict_colour
+    from proxy.cli.text_input import from_argument
+    from proxy.relay import strict
 
     try:
         arguments = json.loads(args.args)
     except ValueError as exc:
         print(f"gatewatch check: --args is not JSON: {exc}", file=sys.stderr)
         return 2
+    try:  # the relay's own reading: what it refuses never gets a verdict
+        strict.parse(os.fsencode(args.args))
+    except strict.FrameError as exc:
+        print(f"gatewatch check: --args is JSON the proxy would refuse ({exc.reason})",
+              file=sys.stderr)
+        return 2
     if not isinstance(arguments, dict):
         print("gatewatch check: --args must be a JSON object", file=sys.stderr)
         return 2
     try:
-        result = check_call(args.server, args.tool, arguments, untrusted=args.untrusted,
+        untrusted = [from_argument(text) for text in args.untrusted]
+        result = check_call(args.server, args.tool, arguments, untrusted=untrusted,
                             policy_path=args.policy)
     except CheckError as exc:
         print(f"gatewatch check: {exc}", file=sys.stderr)

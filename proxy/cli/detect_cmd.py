@@ -28,9 +28,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from proxy.cli.text_input import from_argument, from_stdin
     from proxy.detector import DetectorConfig, PackError, load_detector
 
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = from_stdin() if args.text == "-" else from_argument(args.text)
     try:
         config = DetectorConfig.load()
         if args.mode:
