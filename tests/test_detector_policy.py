@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -141,3 +142,21 @@ def test_elapsed_time_is_measured():
     started = time.perf_counter()
     found = detector.scan_text(STRONG * 100)
     assert 0 < found.elapsed_ms <= (time.perf_counter() - started) * 1000
+
+
+@pytest.mark.parametrize("mode", ["default", "paranoid"])
+def test_an_error_in_the_scan_fails_closed(monkeypatch, mode):
+    # An input that makes the detector raise is one an attacker would look for: it must not
+    # pass as a warning (the default mode's timeout verdict) but be withheld, saying why.
+    detector = load_detector(DetectorConfig(mode=mode))
+
+    def broken(*args, **kwargs):
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+    monkeypatch.setattr(detector, "_rules_pass", broken)
+    for found in (detector.inspect_result("tools/call", text_result("hello")),
+                  detector.scan_text("hello"),
+                  detector.inspect_arguments("t", {"text": "hello"}),
+                  asyncio.run(detector.inspect_result_async("tools/call", text_result("hello")))):
+        assert (found.verdict, found.policy, found.layer) == ("block", "detector_error", "error")
+        assert "UnicodeEncodeError" in found.reason and "withheld" in found.reason

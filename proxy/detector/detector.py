@@ -127,10 +127,12 @@ class Detector:
             return self._error(exc, started)
 
     def _error(self, exc: Exception, started: float) -> Inspection:
+        # Fail closed: an input that makes the scan raise is what an attacker would look for,
+        # so it is withheld whatever the mode (a timeout, by contrast, follows `on_timeout`).
         return Inspection(
-            verdict=self.on_timeout,
+            verdict="block",
             score=0.0,
-            reason="detector could not finish the scan",
+            reason=f"the detector failed on this text ({type(exc).__name__}); withheld to be safe",
             notes=[f"error:{type(exc).__name__}"],
             policy="detector_error",
             layer="error",
