@@ -100,13 +100,19 @@ def test_retention_of_rows_indexed_or_not_leaves_only_what_remains(
     assert len(search(conn, "corp.example")) == 698
 
 
-def test_a_v3_database_with_rows_upgrades_to_v4_and_stays_searchable(tmp_path: Path) -> None:
-    path = tmp_path / "v3.db"
+def v3_database(path: Path) -> sqlite3.Connection:
+    """A database file as schema v3 left it (its insert trigger fed the index)."""
     old = sqlite3.connect(path, isolation_level=None)
     for step in schema.MIGRATIONS[:3]:
         for statement in schema._statements(step):
             old.execute(statement)
     old.execute("PRAGMA user_version = 3")
+    return old
+
+
+def test_a_v3_database_with_rows_upgrades_to_v4_and_stays_searchable(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    old = v3_database(path)
     old_ids = fill(old, 50)  # indexed by v3's insert trigger
     old.close()
 
@@ -128,10 +134,7 @@ def test_a_v3_database_with_rows_upgrades_to_v4_and_stays_searchable(tmp_path: P
 
 def test_a_read_only_look_at_a_v3_file_still_searches(tmp_path: Path) -> None:
     path = tmp_path / "v3.db"
-    old = sqlite3.connect(path, isolation_level=None)
-    for step in schema.MIGRATIONS[:3]:
-        for statement in schema._statements(step):
-            old.execute(statement)
+    old = v3_database(path)
     ids = fill(old, 5)
     old.close()
     ro = schema.connect(path, readonly=True)
