@@ -24,6 +24,10 @@ unigram keys include a class name (or bigram keys a class pair) shares a chain b
 two. Such a model is scored in full for every view (`Scorer.independent`), as is one with a
 non-finite weight or a unigram weight of -0.0 (the mapped bigram sums add 0.0 everywhere).
 A view that is not ASCII, or changes more than one token in _MAX_CHANGED_SHARE, is scored whole.
+
+`full` and `short` of a model with independent keys, and the window sums, run in C where the
+extension is built (proxy/detector/_native.c, loaded by native.py): the same additions in the
+same order, so the same floats; this module is its fallback and its reference.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from proxy.detector import native
 from proxy.detector.lexicon import CLASS_OF
 from proxy.detector.textdiff import (
     TokenIndex,
@@ -47,6 +52,7 @@ from proxy.detector.textdiff import (
 )
 
 if TYPE_CHECKING:
+    from proxy.detector import _native
     from proxy.detector.model import LinearModel
 
 _ZEROS = itertools.repeat(0.0)  # endless: map() stops at the shorter input
@@ -99,6 +105,36 @@ class Scorer:
         )
         negative_zero = any(w == 0.0 and math.copysign(1.0, w) < 0.0 for w in self.uni.values())
         self.independent = finite and not shared and not negative_zero
+        # The C scorer (None: not built, switched off, or a weight that is not a float).
+        self.native: _native.Model | None = None
+        module = native.load() if self.independent else None
+        if module is not None:
+            try:
+                self.native = module.Model(self.uni, self.bi, CLASS_OF, self.cls_w,
+                                           self.pair_w, self.span)
+            except (TypeError, ValueError):
+                self.native = None
+        self._windows_c = module.windows if self.native is not None and module else None
+
+    def windows(self, contrib: list[float]) -> Best:
+        """windows(contrib, self.span), in C where it can be."""
+        if self._windows_c is not None:
+            found = self._windows_c(contrib, self.span)
+            if found is not None:
+                return found
+        return windows(contrib, self.span)
+
+    def _native_full(self, toks: list[str], keep: bool) -> Run:
+        """`full` by the C scorer: `short` up to _SHORT tokens (a run no view derives from),
+        otherwise `full` with what `derive` needs when `keep`."""
+        keep = keep and len(toks) > _SHORT
+        assert self.native is not None
+        found: Any = self.native.score(toks, keep)
+        best = found[0] if found[0] is not None else windows(found[1], self.span)
+        if not keep:
+            return Run(toks, best, contrib=found[1], derivable=False)
+        _best, contrib, unigram, pairs, classes, skipped_u, skipped_b, skipped_c = found
+        return Run(toks, best, unigram, pairs, classes, contrib, skipped_u, skipped_b, skipped_c)
 
     # --- the scorer ---------------------------------------------------------------------
 
@@ -107,6 +143,8 @@ class Scorer:
         `derive` needs of a base (raw weights, classes, skipped keys) is not kept."""
         if not toks:
             return Run(toks, (0.0, 0, 0))
+        if self.native is not None:
+            return self._native_full(toks, keep)
         if self.independent and len(toks) <= _SHORT:
             return self.short(toks)
         span = self.span
@@ -339,7 +377,7 @@ class Scorer:
                         continue
                     c += found_w
             contrib[i] = c
-        view.best = windows(contrib, span)
+        view.best = self.windows(contrib)
         return view
 
     def _patched(

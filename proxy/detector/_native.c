@@ -1,0 +1,613 @@
+/* The learned layer's window scorer in C: Scorer.full / Scorer.short and scoring.windows
+ * (proxy/detector/scoring.py), the same floats to the last bit.
+ *
+ * Exactness: every contribution is the same sequence of double additions as the Python
+ * scorer's (a position's unigram weight or 0.0, then its bigram's, then its class key's, then
+ * the class pairs with the class one and two back), each key's chain decides as the Python
+ * dict `last` does, and the window sums are the same prefix sums and subtractions, the first
+ * best window winning ties. Build without -ffast-math and with -ffp-contract=off.
+ *
+ * Only models whose keys are independent (Scorer.independent: finite weights, no key shared
+ * between kinds, no unigram weight of -0.0) and whose weights are all floats are taken: for
+ * those one pass over the positions is exact (see Scorer.short). Everything else stays on the
+ * Python path.
+ *
+ * Keys are mapped once, at model load, to small ids: a token to its id by one dict lookup
+ * per position; its unigram weight, class and the bigram (id, id) from arrays and a hash table
+ * of this module. A chain's last counted position carries the number of the call that set
+ * it, so nothing is reset between calls.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t call;  /* the call that set `last`; any other call reads "never counted" */
+    Py_ssize_t last;
+} Chain;
+
+typedef struct {
+    uint64_t key;  /* (first id + 1) << 32 | (second id + 1); 0: empty */
+    PyObject *weight;
+    double value;
+    Chain chain;
+} Bigram;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *vocab;       /* dict: token -> int id */
+    Py_ssize_t n_vocab;
+    PyObject **uni;        /* per id: its unigram weight (a float) or NULL */
+    double *uni_value;
+    int *cls;              /* per id: its class index or -1 */
+    Chain *uni_chain;
+    Py_ssize_t n_classes;
+    PyObject **cls_name;   /* per class: the CLASS_OF value (a str) */
+    PyObject **cls_w;      /* per class: weight or NULL */
+    double *cls_value;
+    Chain *cls_chain;
+    PyObject **pair_w;     /* per (class, class): weight or NULL */
+    double *pair_value;
+    Chain *pair_chain;
+    Bigram *bigrams;
+    size_t bigram_mask;
+    Py_ssize_t span;
+    uint64_t calls;
+    PyObject *zero;        /* 0.0, what dict.get(key, 0.0) gives for a missing key */
+} Model;
+
+static PyObject *fsum;  /* math.fsum */
+
+static inline size_t bigram_hash(uint64_t key) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17);
+}
+
+static Bigram *bigram_find(Model *m, Py_ssize_t a, Py_ssize_t b) {
+    uint64_t key = ((uint64_t)(a + 1) << 32) | (uint64_t)(b + 1);
+    size_t at = bigram_hash(key) & m->bigram_mask;
+    for (;;) {
+        Bigram *slot = &m->bigrams[at];
+        if (slot->key == key)
+            return slot;
+        if (slot->key == 0)
+            return NULL;
+        at = (at + 1) & m->bigram_mask;
+    }
+}
+
+static inline Py_ssize_t chain_last(const Chain *c, uint64_t call, Py_ssize_t span) {
+    return c->call == call ? c->last : -span;
+}
+
+static inline void chain_set(Chain *c, uint64_t call, Py_ssize_t i) {
+    c->call = call;
+    c->last = i;
+}
+
+static void Model_dealloc(Model *m) {
+    Py_XDECREF(m->vocab);
+    if (m->uni) {
+        for (Py_ssize_t i = 0; i < m->n_vocab; i++)
+            Py_XDECREF(m->uni[i]);
+    }
+    if (m->cls_name) {
+        for (Py_ssize_t c = 0; c < m->n_classes; c++) {
+            Py_XDECREF(m->cls_name[c]);
+            Py_XDECREF(m->cls_w[c]);
+        }
+    }
+    if (m->pair_w) {
+        for (Py_ssize_t c = 0; c < m->n_classes * m->n_classes; c++)
+            Py_XDECREF(m->pair_w[c]);
+    }
+    if (m->bigrams) {
+        for (size_t i = 0; i <= m->bigram_mask; i++)
+            Py_XDECREF(m->bigrams[i].weight);
+    }
+    PyMem_Free(m->uni);
+    PyMem_Free(m->uni_value);
+    PyMem_Free(m->cls);
+    PyMem_Free(m->uni_chain);
+    PyMem_Free(m->cls_name);
+    PyMem_Free(m->cls_w);
+    PyMem_Free(m->cls_value);
+    PyMem_Free(m->cls_chain);
+    PyMem_Free(m->pair_w);
+    PyMem_Free(m->pair_value);
+    PyMem_Free(m->pair_chain);
+    PyMem_Free(m->bigrams);
+    Py_XDECREF(m->zero);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* A weight the scorer can take: an exact, finite float. */
+static int check_weight(PyObject *w) {
+    if (!PyFloat_CheckExact(w) || !isfinite(PyFloat_AS_DOUBLE(w))) {
+        PyErr_SetString(PyExc_ValueError, "weights must be finite floats");
+        return -1;
+    }
+    return 0;
+}
+
+/* The id of `word` in `ids` (a dict), added with the next id when `add`; -1 when absent. */
+static Py_ssize_t word_id(PyObject *ids, PyObject *word, int add) {
+    if (!PyUnicode_CheckExact(word)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be str");
+        return -2;
+    }
+    PyObject *found = PyDict_GetItemWithError(ids, word);
+    if (found)
+        return PyLong_AsSsize_t(found);
+    if (PyErr_Occurred())
+        return -2;
+    if (!add)
+        return -1;
+    Py_ssize_t id = PyDict_GET_SIZE(ids);
+    PyObject *value = PyLong_FromSsize_t(id);
+    if (!value || PyDict_SetItem(ids, word, value) < 0) {
+        Py_XDECREF(value);
+        return -2;
+    }
+    Py_DECREF(value);
+    return id;
+}
+
+/* A key that is a pair of str: its two parts, or 0 (not a pair: it can never match). */
+static int pair_parts(PyObject *key, PyObject **a, PyObject **b) {
+    if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) != 2)
+        return 0;
+    *a = PyTuple_GET_ITEM(key, 0);
+    *b = PyTuple_GET_ITEM(key, 1);
+    return PyUnicode_CheckExact(*a) && PyUnicode_CheckExact(*b);
+}
+
+static int Model_init(Model *m, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"unigrams", "bigrams", "class_of", "classes", "class_pairs",
+                             "window", NULL};
+    PyObject *uni, *bi, *class_of, *cls_w, *pair_w;
+    Py_ssize_t span;
+    if (m->vocab) {
+        PyErr_SetString(PyExc_TypeError, "Model is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!O!O!n", kwlist, &PyDict_Type, &uni,
+                                     &PyDict_Type, &bi, &PyDict_Type, &class_of, &PyDict_Type,
+                                     &cls_w, &PyDict_Type, &pair_w, &span))
+        return -1;
+    if (span < 1) {
+        PyErr_SetString(PyExc_ValueError, "window must be at least 1");
+        return -1;
+    }
+    m->span = span;
+    m->zero = PyFloat_FromDouble(0.0);
+    m->vocab = PyDict_New();
+    PyObject *class_ids = PyDict_New();
+    PyObject *key, *value;
+    Py_ssize_t pos;
+    int ok = -1;
+    if (!m->zero || !m->vocab || !class_ids)
+        goto done;
+    /* Ids: every unigram key, every word of a bigram key, every word with a class. */
+    pos = 0;
+    while (PyDict_Next(uni, &pos, &key, &value))
+        if (word_id(m->vocab, key, 1) < -1 || check_weight(value) < 0)
+            goto done;
+    pos = 0;
+    while (PyDict_Next(bi, &pos, &key, &value)) {
+        PyObject *a, *b;
+        if (check_weight(value) < 0)
+            goto done;
+        if (pair_parts(key, &a, &b) &&
+            (word_id(m->vocab, a, 1) < -1 || word_id(m->vocab, b, 1) < -1))
+            goto done;
+    }
+    pos = 0;
+    while (PyDict_Next(class_of, &pos, &key, &value)) {
+        if (word_id(m->vocab, key, 1) < -1 || word_id(class_ids, value, 1) < -1)
+            goto done;
+    }
+    m->n_vocab = PyDict_GET_SIZE(m->vocab);
+    m->n_classes = PyDict_GET_SIZE(class_ids);
+    Py_ssize_t nv = m->n_vocab > 0 ? m->n_vocab : 1;
+    Py_ssize_t nc = m->n_classes > 0 ? m->n_classes : 1;
+    m->uni = PyMem_Calloc(nv, sizeof(PyObject *));
+    m->uni_value = PyMem_Calloc(nv, sizeof(double));
+    m->cls = PyMem_Calloc(nv, sizeof(int));
+    m->uni_chain = PyMem_Calloc(nv, sizeof(Chain));
+    m->cls_name = PyMem_Calloc(nc, sizeof(PyObject *));
+    m->cls_w = PyMem_Calloc(nc, sizeof(PyObject *));
+    m->cls_value = PyMem_Calloc(nc, sizeof(double));
+    m->cls_chain = PyMem_Calloc(nc, sizeof(Chain));
+    m->pair_w = PyMem_Calloc(nc * nc, sizeof(PyObject *));
+    m->pair_value = PyMem_Calloc(nc * nc, sizeof(double));
+    m->pair_chain = PyMem_Calloc(nc * nc, sizeof(Chain));
+    size_t capacity = 16;
+    while (capacity < 2 * (size_t)PyDict_GET_SIZE(bi) + 1)
+        capacity <<= 1;
+    m->bigrams = PyMem_Calloc(capacity, sizeof(Bigram));
+    m->bigram_mask = capacity - 1;
+    if (!m->uni || !m->uni_value || !m->cls || !m->uni_chain || !m->cls_name || !m->cls_w ||
+        !m->cls_value || !m->cls_chain || !m->pair_w || !m->pair_value || !m->pair_chain ||
+        !m->bigrams) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nv; i++)
+        m->cls[i] = -1;
+    pos = 0;
+    while (PyDict_Next(uni, &pos, &key, &value)) {
+        Py_ssize_t id = word_id(m->vocab, key, 0);
+        Py_INCREF(value);
+        m->uni[id] = value;
+        m->uni_value[id] = PyFloat_AS_DOUBLE(value);
+    }
+    pos = 0;
+    while (PyDict_Next(class_of, &pos, &key, &value)) {
+        Py_ssize_t id = word_id(m->vocab, key, 0);
+        Py_ssize_t c = word_id(class_ids, value, 0);
+        m->cls[id] = (int)c;
+        if (!m->cls_name[c]) {
+            Py_INCREF(value);
+            m->cls_name[c] = value;
+        }
+    }
+    pos = 0;
+    while (PyDict_Next(cls_w, &pos, &key, &value)) {
+        if (check_weight(value) < 0)
+            goto done;
+        Py_ssize_t c = word_id(class_ids, key, 0);
+        if (c < -1)
+            goto done;
+        if (c >= 0) {  /* a class no word has never fires */
+            Py_INCREF(value);
+            m->cls_w[c] = value;
+            m->cls_value[c] = PyFloat_AS_DOUBLE(value);
+        }
+    }
+    pos = 0;
+    while (PyDict_Next(pair_w, &pos, &key, &value)) {
+        PyObject *a, *b;
+        if (check_weight(value) < 0)
+            goto done;
+        if (!pair_parts(key, &a, &b))
+            continue;
+        Py_ssize_t ca = word_id(class_ids, a, 0), cb = word_id(class_ids, b, 0);
+        if (ca < -1 || cb < -1)
+            goto done;
+        if (ca >= 0 && cb >= 0) {
+            Py_INCREF(value);
+            m->pair_w[ca * m->n_classes + cb] = value;
+            m->pair_value[ca * m->n_classes + cb] = PyFloat_AS_DOUBLE(value);
+        }
+    }
+    pos = 0;
+    while (PyDict_Next(bi, &pos, &key, &value)) {
+        PyObject *a, *b;
+        if (!pair_parts(key, &a, &b))
+            continue;
+        Py_ssize_t ia = word_id(m->vocab, a, 0), ib = word_id(m->vocab, b, 0);
+        uint64_t k = ((uint64_t)(ia + 1) << 32) | (uint64_t)(ib + 1);
+        size_t at = bigram_hash(k) & m->bigram_mask;
+        while (m->bigrams[at].key != 0 && m->bigrams[at].key != k)
+            at = (at + 1) & m->bigram_mask;
+        Bigram *slot = &m->bigrams[at];
+        slot->key = k;
+        Py_INCREF(value);
+        Py_XSETREF(slot->weight, value);
+        slot->value = PyFloat_AS_DOUBLE(value);
+    }
+    ok = 0;
+done:
+    Py_XDECREF(class_ids);
+    return ok;
+}
+
+/* The best window of contributions c[0..n): (sum, start, length) as scoring.windows gives it,
+ * for n > span. 0 with the result set; 1: a sum is not finite (left to the Python path). */
+static int best_window(const double *c, Py_ssize_t n, Py_ssize_t span, double *best_out,
+                       Py_ssize_t *at_out, Py_ssize_t *length_out) {
+    double *prefix = PyMem_Malloc((size_t)(n + 1) * sizeof(double));
+    if (!prefix) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    prefix[0] = 0.0;
+    prefix[1] = c[0];  /* accumulate() starts from the first item itself */
+    for (Py_ssize_t k = 1; k < n; k++)
+        prefix[k + 1] = prefix[k] + c[k];
+    for (Py_ssize_t k = 0; k <= n; k++) {
+        if (!isfinite(prefix[k])) {
+            PyMem_Free(prefix);
+            return 1;
+        }
+    }
+    double best = -INFINITY;
+    Py_ssize_t at = 0, length = span;
+    const Py_ssize_t sizes[2] = {span / 2, span};
+    for (int s = 0; s < 2; s++) {
+        Py_ssize_t size = sizes[s];
+        /* max() keeps the first of equal sums, and indexOf finds that first one */
+        double top = prefix[size] - prefix[0];
+        Py_ssize_t where = 0;
+        for (Py_ssize_t k = 1; k + size <= n; k++) {
+            double sum = prefix[k + size] - prefix[k];
+            if (sum > top) {
+                top = sum;
+                where = k;
+            }
+        }
+        if (top > best) {
+            best = top;
+            at = where;
+            length = size;
+        }
+    }
+    PyMem_Free(prefix);
+    *best_out = best;
+    *at_out = at;
+    *length_out = length;
+    return 0;
+}
+
+/* (best, contributions) -> the Python result: the best window as a tuple, None for the Python
+ * path to decide. `list` is the contributions as a list (fsum reads it for short runs). */
+static PyObject *window_result(const double *c, Py_ssize_t n, Py_ssize_t span, PyObject *list) {
+    if (n <= span) {
+        PyObject *sum = PyObject_CallOneArg(fsum, list);
+        if (!sum)
+            return NULL;
+        return Py_BuildValue("(Nin)", sum, 0, n);
+    }
+    double best;
+    Py_ssize_t at, length;
+    int found = best_window(c, n, span, &best, &at, &length);
+    if (found < 0)
+        return NULL;
+    if (found > 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(dnn)", best, at, length);
+}
+
+static PyObject *add_skipped(PyObject *set, Py_ssize_t i, int slot) {
+    PyObject *item = slot < 0 ? PyLong_FromSsize_t(i) : Py_BuildValue("(ni)", i, slot);
+    if (!item)
+        return NULL;
+    int failed = PySet_Add(set, item);
+    Py_DECREF(item);
+    return failed ? NULL : set;
+}
+
+/* Model.score(toks, keep) -> (best | None, contrib) or, with keep,
+ * (best | None, contrib, unigram, pairs, classes, skipped_u, skipped_b, skipped_c). */
+static PyObject *Model_score(Model *m, PyObject *args) {
+    PyObject *toks;
+    int keep;
+    if (!m->vocab) {
+        PyErr_SetString(PyExc_TypeError, "Model is not initialised");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!p", &PyList_Type, &toks, &keep))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(toks), span = m->span;
+    uint64_t call = ++m->calls;
+    PyObject *result = NULL, *contrib = NULL, *unigram = NULL, *pairs = NULL, *classes = NULL;
+    PyObject *skipped_u = NULL, *skipped_b = NULL, *skipped_c = NULL;
+    double *c_of = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    int *cls_at = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    contrib = PyList_New(n);
+    if (!c_of || !cls_at || !contrib)
+        goto fail;
+    if (keep) {
+        unigram = PyList_New(n);
+        pairs = PyList_New(n > 0 ? n - 1 : 0);
+        classes = PyList_New(n);
+        skipped_u = PySet_New(NULL);
+        skipped_b = PySet_New(NULL);
+        skipped_c = PySet_New(NULL);
+        if (!unigram || !pairs || !classes || !skipped_u || !skipped_b || !skipped_c)
+            goto fail;
+    }
+    Py_ssize_t prev_id = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *tok = PyList_GET_ITEM(toks, i);
+        if (!PyUnicode_CheckExact(tok)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be str");
+            goto fail;
+        }
+        Py_ssize_t id = -1;
+        PyObject *found = PyDict_GetItemWithError(m->vocab, tok);
+        if (found)
+            id = PyLong_AsSsize_t(found);
+        else if (PyErr_Occurred())
+            goto fail;
+        /* its unigram weight, counted once per window when positive */
+        PyObject *u_obj = id >= 0 ? m->uni[id] : NULL;
+        double c = 0.0;
+        if (u_obj) {
+            c = m->uni_value[id];
+            if (c > 0.0) {
+                Chain *ch = &m->uni_chain[id];
+                if (i - chain_last(ch, call, span) < span) {
+                    c = 0.0;
+                    if (keep && !add_skipped(skipped_u, i, -1))
+                        goto fail;
+                } else {
+                    chain_set(ch, call, i);
+                }
+            }
+        }
+        if (keep) {
+            PyObject *item = u_obj ? u_obj : m->zero;
+            Py_INCREF(item);
+            PyList_SET_ITEM(unigram, i, item);
+        }
+        /* the bigram it ends */
+        if (i) {
+            Bigram *b = (prev_id >= 0 && id >= 0) ? bigram_find(m, prev_id, id) : NULL;
+            if (keep) {
+                PyObject *item = b ? b->weight : m->zero;
+                Py_INCREF(item);
+                PyList_SET_ITEM(pairs, i - 1, item);
+            }
+            if (b) {
+                double w = b->value;
+                if (w < 0.0) {
+                    c += w;
+                } else if (w > 0.0) {
+                    if (i - chain_last(&b->chain, call, span) >= span) {
+                        c += w;
+                        chain_set(&b->chain, call, i);
+                    } else if (keep && !add_skipped(skipped_b, i, -1)) {
+                        goto fail;
+                    }
+                }
+            }
+        }
+        /* its class, then the pairs with the class one and two back */
+        int cls = id >= 0 ? m->cls[id] : -1;
+        cls_at[i] = cls;
+        if (keep) {
+            PyObject *item = cls >= 0 ? m->cls_name[cls] : Py_None;
+            Py_INCREF(item);
+            PyList_SET_ITEM(classes, i, item);
+        }
+        if (cls >= 0) {
+            if (m->cls_w[cls]) {
+                double w = m->cls_value[cls];
+                Chain *ch = &m->cls_chain[cls];
+                if (w < 0.0 || i - chain_last(ch, call, span) >= span) {
+                    c += w;
+                    if (w > 0.0)
+                        chain_set(ch, call, i);
+                } else if (keep && !add_skipped(skipped_c, i, 0)) {
+                    goto fail;
+                }
+            }
+            for (int back = 1; back <= 2 && back <= i; back++) {
+                int prev = cls_at[i - back];
+                if (prev < 0)
+                    continue;
+                Py_ssize_t k = prev * m->n_classes + cls;
+                if (!m->pair_w[k])
+                    continue;
+                double w = m->pair_value[k];
+                Chain *ch = &m->pair_chain[k];
+                if (w < 0.0 || i - chain_last(ch, call, span) >= span) {
+                    c += w;
+                    if (w > 0.0)
+                        chain_set(ch, call, i);
+                } else if (keep && !add_skipped(skipped_c, i, back)) {
+                    goto fail;
+                }
+            }
+        }
+        c_of[i] = c;
+        PyObject *item = PyFloat_FromDouble(c);
+        if (!item)
+            goto fail;
+        PyList_SET_ITEM(contrib, i, item);
+        prev_id = id;
+    }
+    PyObject *best = window_result(c_of, n, span, contrib);
+    if (!best)
+        goto fail;
+    if (keep)
+        result = PyTuple_Pack(8, best, contrib, unigram, pairs, classes, skipped_u, skipped_b,
+                              skipped_c);
+    else
+        result = PyTuple_Pack(2, best, contrib);
+    Py_DECREF(best);
+fail:
+    PyMem_Free(c_of);
+    PyMem_Free(cls_at);
+    Py_XDECREF(contrib);
+    Py_XDECREF(unigram);
+    Py_XDECREF(pairs);
+    Py_XDECREF(classes);
+    Py_XDECREF(skipped_u);
+    Py_XDECREF(skipped_b);
+    Py_XDECREF(skipped_c);
+    return result;
+}
+
+/* windows(contrib, span) -> (sum, start, length), or None where the Python path decides
+ * (an item that is not a float, or a sum that is not finite). */
+static PyObject *native_windows(PyObject *self, PyObject *args) {
+    PyObject *list;
+    Py_ssize_t span;
+    if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &list, &span))
+        return NULL;
+    if (span < 1) {
+        PyErr_SetString(PyExc_ValueError, "window must be at least 1");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    double *c = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    if (!c)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        if (!PyFloat_CheckExact(item)) {
+            PyMem_Free(c);
+            Py_RETURN_NONE;
+        }
+        c[i] = PyFloat_AS_DOUBLE(item);
+    }
+    PyObject *out = window_result(c, n, span, list);
+    PyMem_Free(c);
+    return out;
+}
+
+static PyMethodDef Model_methods[] = {
+    {"score", (PyCFunction)Model_score, METH_VARARGS,
+     "score(toks, keep) -> (best, contrib[, unigram, pairs, classes, skipped_u, skipped_b, "
+     "skipped_c])"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "proxy.detector._native.Model",
+    .tp_basicsize = sizeof(Model),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A linear model's keys and weights, mapped for the window scorer.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Model_init,
+    .tp_dealloc = (destructor)Model_dealloc,
+    .tp_methods = Model_methods,
+};
+
+static PyMethodDef module_methods[] = {
+    {"windows", native_windows, METH_VARARGS,
+     "windows(contrib, span) -> (sum, start, length) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_native",
+    .m_doc = "The detector's hot loops in C (see scoring.py).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    PyObject *math = PyImport_ImportModule("math");
+    if (!math)
+        return NULL;
+    fsum = PyObject_GetAttrString(math, "fsum");
+    Py_DECREF(math);
+    if (!fsum || PyType_Ready(&ModelType) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (!mod)
+        return NULL;
+    Py_INCREF(&ModelType);
+    if (PyModule_AddObject(mod, "Model", (PyObject *)&ModelType) < 0) {
+        Py_DECREF(&ModelType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}
