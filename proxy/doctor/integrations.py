@@ -81,6 +81,15 @@ def check_settings() -> list[CheckResult]:
     return [CheckResult("settings", Status.OK, where)]
 
 
+def check_native() -> list[CheckResult]:
+    from proxy.detector import native
+
+    if native.wanted() and native.load() is None:
+        return [CheckResult("native", Status.WARN, native.status(),
+                            "install a C compiler and the Python headers, then reinstall")]
+    return [CheckResult("native", Status.OK, native.status())]
+
+
 def check_classifier() -> list[CheckResult]:
     from proxy.detector import DetectorConfig, PackError
 

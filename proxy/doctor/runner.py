@@ -19,6 +19,7 @@ CHECKS: list[tuple[str, Check]] = [
     ("settings", integrations.check_settings),
     ("socket-dir", state.check_socket_dir),
     ("keyring", environment.check_keyring),
+    ("native", integrations.check_native),
     ("classifier", integrations.check_classifier),
     ("clients", integrations.check_clients),
 ]
