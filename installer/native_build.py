@@ -44,7 +44,7 @@ def compile_command(source: Path, target: Path) -> list[str] | None:
     return [*shlex.split(linker), *FLAGS, f"-I{include}", str(source), "-o", str(target)]
 
 
-class NativeBuildHook(BuildHookInterface):  # type: ignore[misc]
+class NativeBuildHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:

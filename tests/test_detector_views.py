@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
-from proxy.detector import normalize, re2spans, scoring
+from proxy.detector import native, normalize, re2spans, scoring
 from proxy.detector.decode import _URL_RUN, RUN_PATTERNS, decode_chunks
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
@@ -38,6 +38,19 @@ DERIVED_FROM = 1024  # the tests derive views this short too: more cases, same s
 @pytest.fixture(autouse=True)
 def _derive_short_views(monkeypatch):
     monkeypatch.setattr(scoring, "MIN_DERIVED_CHARS", DERIVED_FROM)
+
+
+@pytest.fixture(params=["c", "python"])
+def scorer_path(request, monkeypatch):
+    """Each scorer test on both paths: the C scorer (where built) and the Python one."""
+    if request.param == "c":
+        if native.load() is None:
+            pytest.skip("the C extension is not built here")
+        return
+    monkeypatch.setattr(native, "load", lambda: None)  # for the models the test makes
+    scorer = shipped_model().model._scorer
+    monkeypatch.setattr(scorer, "native", None)
+    monkeypatch.setattr(scorer, "_windows_c", None)
 
 
 def _views(text: str) -> tuple[list[str], int | None]:
@@ -91,6 +104,7 @@ def _mutated(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
+@pytest.mark.usefixtures("scorer_path")
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("size", SIZES)
 def test_payload_views_score_as_the_old_scorer(kind, size):
@@ -98,6 +112,7 @@ def test_payload_views_score_as_the_old_scorer(kind, size):
     _assert_same(shipped_model().model, texts, ["role_hijack"], base)
 
 
+@pytest.mark.usefixtures("scorer_path")
 def test_rule_examples_attacks_and_hostile_inputs_score_as_the_old_scorer():
     model = shipped_model().model
     for text in [*_corpus(), *hostile_inputs(65536).values()]:
@@ -129,6 +144,7 @@ def _random_model(rng: random.Random, toks: list[str], *, shared: bool) -> Linea
     })
 
 
+@pytest.mark.usefixtures("scorer_path")
 @pytest.mark.parametrize("seed", range(6))
 def test_mutated_copies_score_as_the_old_scorer_for_any_weights(seed, monkeypatch):
     derived = []
@@ -156,6 +172,7 @@ def test_a_model_sharing_keys_between_tokens_and_classes_is_scored_as_the_old_sc
         assert model.best_window(toks) == reference.best_window(toks)
 
 
+@pytest.mark.usefixtures("scorer_path")
 def test_a_long_view_identical_to_the_text_costs_one_scoring_and_the_same_score():
     text = payload("prose", 65536, 1).casefold()
     model = shipped_model().model
@@ -203,6 +220,7 @@ def test_char_regions_are_an_edit_script_between_the_two_texts():
         assert s[at:] == t[t_at:]
 
 
+@pytest.mark.usefixtures("scorer_path")
 @pytest.mark.parametrize("window", [2, 3, 6, 8])
 def test_word_for_word_copies_with_repeated_keys_score_as_the_old_scorer(window, monkeypatch):
     """Few words, each repeated every few tokens: a changed word moves the counted
@@ -374,6 +392,7 @@ def test_texts_prepare_alike_whether_the_set_search_answers_or_each_search_runs(
     assert [_segments(prepare(text)) for text in texts] == prepared
 
 
+@pytest.mark.usefixtures("scorer_path")
 @pytest.mark.parametrize("seed", range(4))
 def test_short_token_lists_score_as_the_old_scorer_for_any_weights(seed):
     """Scorer.short (one pass, up to _SHORT tokens) against the old scorer, on random
@@ -409,6 +428,7 @@ def test_without_the_wrappers_match_call_the_same_views_come_from_finditer(monke
     assert list(spans(re2.compile(rb"\bv\d\b"), b"v1 v22 v3")) == [(0, 2), (7, 9)]
 
 
+@pytest.mark.usefixtures("scorer_path")
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_run_kept_as_no_base_scores_as_the_old_scorer(kind):
     """full(keep=False), for the one view of a text or one too short to derive from: the
