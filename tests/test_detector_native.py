@@ -26,6 +26,7 @@ from proxy.detector.normalize import prepare
 from proxy.detector.scoring import Run, Scorer
 from tests.hostile_inputs import hostile_inputs
 from tests.reference_scorer import ReferenceModel
+from tests.reference_scorer import tokens as reference_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 built = pytest.mark.skipif(native.load() is None, reason="the C extension is not built here")
@@ -213,3 +214,36 @@ def test_a_wheel_carries_the_extension_or_falls_back_to_pure_python(compiler, tm
         assert modules and "py3-none-any" not in wheel.name
     else:
         assert not modules and wheel.name.endswith("py3-none-any.whl")
+
+
+_TEXT = st.lists(st.sampled_from([*"ab0123 .-_\x00\x7fZ9", "x" * 39, "1" * 3, " ignore ",
+                                  " iunstructions ", " instuctions ", " disreagrd ", " filter ",
+                                  " previous ", " prevoius ", " ", "é"]), max_size=120).map("".join)
+
+
+def _python_tokens(text: str) -> list[str]:
+    """model.tokens on its Python path."""
+    load = native.load
+    native.load = lambda: None  # type: ignore[assignment]
+    try:
+        return tokens(text)
+    finally:
+        native.load = load  # type: ignore[assignment]
+
+
+@built
+@settings(max_examples=500, deadline=None)
+@given(_TEXT)
+def test_c_tokens_are_the_python_tokens(text):
+    """Digit runs, words cut at 40 characters, misspelled class words repaired."""
+    assert tokens(text) == _python_tokens(text)
+    assert tokens(text) == reference_tokens(text)
+
+
+@built
+@pytest.mark.parametrize("kind", KINDS)
+def test_c_tokens_of_every_payload_view_are_the_python_tokens(kind):
+    for size in (4096, 65536):
+        views, _base = model_views(prepare(payload(kind, size, 4), markup=True))
+        for view in views:
+            assert tokens(view) == _python_tokens(view)

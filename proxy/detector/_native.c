@@ -52,6 +52,7 @@ typedef struct {
     Chain *pair_chain;
     Bigram *bigrams;
     size_t bigram_mask;
+    int bigram_shift;      /* 64 - log2(capacity) */
     Py_ssize_t span;
     uint64_t calls;
     PyObject *zero;        /* 0.0, what dict.get(key, 0.0) gives for a missing key */
@@ -59,13 +60,14 @@ typedef struct {
 
 static PyObject *fsum;  /* math.fsum */
 
-static inline size_t bigram_hash(uint64_t key) {
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17);
+/* Fibonacci hashing: the top bits of the product depend on every bit of the key. */
+static inline size_t bigram_hash(const Model *m, uint64_t key) {
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->bigram_shift);
 }
 
 static Bigram *bigram_find(Model *m, Py_ssize_t a, Py_ssize_t b) {
     uint64_t key = ((uint64_t)(a + 1) << 32) | (uint64_t)(b + 1);
-    size_t at = bigram_hash(key) & m->bigram_mask;
+    size_t at = bigram_hash(m, key);
     for (;;) {
         Bigram *slot = &m->bigrams[at];
         if (slot->key == key)
@@ -223,8 +225,11 @@ static int Model_init(Model *m, PyObject *args, PyObject *kwds) {
     m->pair_value = PyMem_Calloc(nc * nc, sizeof(double));
     m->pair_chain = PyMem_Calloc(nc * nc, sizeof(Chain));
     size_t capacity = 16;
-    while (capacity < 2 * (size_t)PyDict_GET_SIZE(bi) + 1)
+    m->bigram_shift = 60;
+    while (capacity < 2 * (size_t)PyDict_GET_SIZE(bi) + 1) {
         capacity <<= 1;
+        m->bigram_shift--;
+    }
     m->bigrams = PyMem_Calloc(capacity, sizeof(Bigram));
     m->bigram_mask = capacity - 1;
     if (!m->uni || !m->uni_value || !m->cls || !m->uni_chain || !m->cls_name || !m->cls_w ||
@@ -288,7 +293,7 @@ static int Model_init(Model *m, PyObject *args, PyObject *kwds) {
             continue;
         Py_ssize_t ia = word_id(m->vocab, a, 0), ib = word_id(m->vocab, b, 0);
         uint64_t k = ((uint64_t)(ia + 1) << 32) | (uint64_t)(ib + 1);
-        size_t at = bigram_hash(k) & m->bigram_mask;
+        size_t at = bigram_hash(m, k);
         while (m->bigrams[at].key != 0 && m->bigrams[at].key != k)
             at = (at + 1) & m->bigram_mask;
         Bigram *slot = &m->bigrams[at];
@@ -559,6 +564,134 @@ static PyObject *native_windows(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ascii_tokens(text, repair, repair_from) -> model.tokens(text) for ASCII text, or None for
+ * text that is not ASCII. A word is a run of letters and digits, each run of digits one "0",
+ * cut into pieces of 40 characters; a piece of `repair_from` characters or more is
+ * repair(piece) (lexicon.repair, a pure function), a shorter one itself. The answer for each
+ * piece is kept (up to MEMO_CAP pieces), so a piece seen before costs a hash and a compare,
+ * and its token is the same str object every time (its hash already computed). */
+#define MAX_TOKEN 40
+#define MEMO_BITS 16
+#define MEMO_CAP (1 << (MEMO_BITS - 1))
+
+typedef struct {
+    uint64_t hash;
+    PyObject *piece;  /* the piece's text (ASCII str) */
+    PyObject *token;  /* what it becomes */
+} MemoSlot;
+
+static MemoSlot *memo;
+static Py_ssize_t memo_used;
+
+static uint64_t piece_hash(const char *piece, int len) {
+    uint64_t h = 0xcbf29ce484222325ULL;  /* FNV-1a */
+    for (int k = 0; k < len; k++)
+        h = (h ^ (unsigned char)piece[k]) * 0x100000001b3ULL;
+    return h | 1;  /* 0 marks an empty slot */
+}
+
+static PyObject *piece_token(const char *piece, int len, PyObject *repair,
+                             Py_ssize_t repair_from) {
+    uint64_t h = piece_hash(piece, len);
+    size_t mask = ((size_t)1 << MEMO_BITS) - 1, at = (size_t)(h >> (64 - MEMO_BITS));
+    for (;;) {
+        MemoSlot *slot = &memo[at];
+        if (slot->hash == 0)
+            break;
+        if (slot->hash == h && PyUnicode_GET_LENGTH(slot->piece) == len &&
+            memcmp(PyUnicode_1BYTE_DATA(slot->piece), piece, (size_t)len) == 0) {
+            Py_INCREF(slot->token);
+            return slot->token;
+        }
+        at = (at + 1) & mask;
+    }
+    PyObject *word = PyUnicode_FromStringAndSize(piece, len);
+    if (!word)
+        return NULL;
+    PyObject *token = word;
+    if (len >= repair_from) {
+        token = PyObject_CallOneArg(repair, word);
+        if (!token) {
+            Py_DECREF(word);
+            return NULL;
+        }
+        if (!PyUnicode_CheckExact(token)) {
+            PyErr_SetString(PyExc_TypeError, "repair must give a str");
+            Py_DECREF(word);
+            Py_DECREF(token);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(token);
+    }
+    if (memo_used < MEMO_CAP) {
+        MemoSlot *slot = &memo[at];  /* still empty: repair() cannot reach this table */
+        slot->hash = h;
+        slot->piece = word;  /* the reference we hold */
+        Py_INCREF(token);
+        slot->token = token;
+        memo_used++;
+    } else {
+        Py_DECREF(word);
+    }
+    return token;
+}
+
+static int append_token(PyObject *out, const char *piece, int len, PyObject *repair,
+                        Py_ssize_t repair_from) {
+    PyObject *token = piece_token(piece, len, repair, repair_from);
+    if (!token)
+        return -1;
+    int failed = PyList_Append(out, token);
+    Py_DECREF(token);
+    return failed;
+}
+
+static PyObject *ascii_tokens(PyObject *self, PyObject *args) {
+    PyObject *text, *repair;
+    Py_ssize_t repair_from;
+    if (!PyArg_ParseTuple(args, "UOn", &text, &repair, &repair_from))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(text))
+        Py_RETURN_NONE;
+    const unsigned char *s = PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    char piece[MAX_TOKEN];
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && !Py_ISALNUM(s[i]))
+            i++;
+        int len = 0, in_digits = 0;
+        for (; i < n && Py_ISALNUM(s[i]); i++) {
+            unsigned char c = s[i];
+            if (Py_ISDIGIT(c)) {
+                if (in_digits)
+                    continue;  /* a run of digits is one "0" */
+                in_digits = 1;
+                c = '0';
+            } else {
+                in_digits = 0;
+            }
+            /* a piece is taken when a 41st character comes (digits folded first) */
+            if (len == MAX_TOKEN) {
+                if (append_token(out, piece, len, repair, repair_from) < 0)
+                    goto fail;
+                len = 0;
+            }
+            piece[len++] = (char)c;
+        }
+        if (len && append_token(out, piece, len, repair, repair_from) < 0)
+            goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef Model_methods[] = {
     {"score", (PyCFunction)Model_score, METH_VARARGS,
      "score(toks, keep) -> (best, contrib[, unigram, pairs, classes, skipped_u, skipped_b, "
@@ -579,6 +712,8 @@ static PyTypeObject ModelType = {
 };
 
 static PyMethodDef module_methods[] = {
+    {"ascii_tokens", ascii_tokens, METH_VARARGS,
+     "ascii_tokens(text, repair, repair_from) -> model.tokens(text) for ASCII text, or None"},
     {"windows", native_windows, METH_VARARGS,
      "windows(contrib, span) -> (sum, start, length) or None"},
     {NULL, NULL, 0, NULL},
@@ -600,6 +735,9 @@ PyMODINIT_FUNC PyInit__native(void) {
     Py_DECREF(math);
     if (!fsum || PyType_Ready(&ModelType) < 0)
         return NULL;
+    memo = PyMem_Calloc((size_t)1 << MEMO_BITS, sizeof(MemoSlot));
+    if (!memo)
+        return PyErr_NoMemory();
     PyObject *mod = PyModule_Create(&module);
     if (!mod)
         return NULL;

@@ -1,5 +1,7 @@
 # The C extension proxy/detector/_native.c (see proxy/detector/native.py).
 
+from collections.abc import Callable
+
 Best = tuple[float, int, int]
 
 class Model:
@@ -15,3 +17,6 @@ class Model:
     def score(self, toks: list[str], keep: bool, /) -> tuple[object, ...]: ...
 
 def windows(contrib: list[float], span: int, /) -> Best | None: ...
+def ascii_tokens(
+    text: str, repair: Callable[[str], str], repair_from: int, /
+) -> list[str] | None: ...

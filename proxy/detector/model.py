@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proxy.detector import native
 from proxy.detector.lexicon import CLASS_OF, repair
 from proxy.detector.re2spans import spans
 from proxy.detector.scoring import Run, Scorer, Views, positions
@@ -54,26 +55,36 @@ def _long_word() -> Any:
     return re2.compile(b"[A-Za-z0-9]{%d,}" % (_MAX_TOKEN + 1))
 
 
+def ascii_words(folded: str) -> list[str]:
+    """The words of ASCII text as the regexes of the other path cut them (before repair), from
+    C-speed str methods (the C extension's ascii_tokens does it in one pass)."""
+    spaced = folded.translate(_ASCII_WORDS)
+    if "00" in spaced:
+        spaced = _ZERO_RUN.sub("0", spaced)
+    long = list(spans(_long_word(), spaced.encode("ascii"))) if len(spaced) > _MAX_TOKEN else []
+    if long:  # words over _MAX_TOKEN characters: their pieces, as the regex cuts them
+        pieces: list[str] = []
+        at = 0
+        for start, end in long:
+            pieces.append(spaced[at:start])
+            pieces += [spaced[i : min(i + _MAX_TOKEN, end)] + " "
+                       for i in range(start, end, _MAX_TOKEN)]
+            at = end
+        pieces.append(spaced[at:])
+        spaced = "".join(pieces)
+    return spaced.split()
+
+
 def tokens(folded: str) -> list[str]:
     """The model's tokens of case-folded, normalised text (the detector's flat view), with
     one-letter misspellings of the class words repaired."""
     if folded.isascii():
-        # The same tokens as the regexes below, from C-speed str methods.
-        spaced = folded.translate(_ASCII_WORDS)
-        if "00" in spaced:
-            spaced = _ZERO_RUN.sub("0", spaced)
-        long = list(spans(_long_word(), spaced.encode("ascii"))) if len(spaced) > _MAX_TOKEN else []
-        if long:  # words over _MAX_TOKEN characters: their pieces, as the regex cuts them
-            pieces: list[str] = []
-            at = 0
-            for start, end in long:
-                pieces.append(spaced[at:start])
-                pieces += [spaced[i : min(i + _MAX_TOKEN, end)] + " "
-                           for i in range(start, end, _MAX_TOKEN)]
-                at = end
-            pieces.append(spaced[at:])
-            spaced = "".join(pieces)
-        toks = spaced.split()
+        module = native.load()
+        if module is not None:  # the words and their repairs in one C pass (same tokens)
+            found = module.ascii_tokens(folded, repair, _REPAIR_FROM)
+            assert found is not None
+            return found
+        toks = ascii_words(folded)
     else:
         toks = _TOKEN.findall(_DIGITS.sub("0", folded))
     if _clean.issuperset(toks):
