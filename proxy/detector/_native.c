@@ -34,8 +34,21 @@ typedef struct {
     Chain chain;
 } Bigram;
 
+/* A token object's id, by the object's address: the tokens of ascii_tokens are the same
+ * objects from call to call (its memo), so most lookups end at the first slot compared. The
+ * table holds a reference to each key, so no address is reused while it is in the table. */
+typedef struct {
+    PyObject *key;
+    Py_ssize_t id;  /* -1: not in the vocabulary */
+} Seen;
+
+#define SEEN_BITS 14
+#define SEEN_CAP (1 << (SEEN_BITS - 1))
+
 typedef struct {
     PyObject_HEAD
+    Seen *seen;
+    Py_ssize_t n_seen;
     PyObject *vocab;       /* dict: token -> int id */
     Py_ssize_t n_vocab;
     PyObject **uni;        /* per id: its unigram weight (a float) or NULL */
@@ -88,6 +101,11 @@ static inline void chain_set(Chain *c, uint64_t call, Py_ssize_t i) {
 }
 
 static void Model_dealloc(Model *m) {
+    if (m->seen) {
+        for (size_t i = 0; i < ((size_t)1 << SEEN_BITS); i++)
+            Py_XDECREF(m->seen[i].key);
+        PyMem_Free(m->seen);
+    }
     Py_XDECREF(m->vocab);
     if (m->uni) {
         for (Py_ssize_t i = 0; i < m->n_vocab; i++)
@@ -121,6 +139,33 @@ static void Model_dealloc(Model *m) {
     PyMem_Free(m->bigrams);
     Py_XDECREF(m->zero);
     Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* The id of token `tok` (an exact str): -1 when it is not in the vocabulary, -2 on error. */
+static Py_ssize_t token_id(Model *m, PyObject *tok) {
+    size_t mask = ((size_t)1 << SEEN_BITS) - 1;
+    size_t at = (size_t)((((uintptr_t)tok >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - SEEN_BITS));
+    for (;;) {
+        Seen *slot = &m->seen[at];
+        if (slot->key == tok)
+            return slot->id;
+        if (slot->key == NULL)
+            break;
+        at = (at + 1) & mask;
+    }
+    Py_ssize_t id = -1;
+    PyObject *found = PyDict_GetItemWithError(m->vocab, tok);
+    if (found)
+        id = PyLong_AsSsize_t(found);
+    else if (PyErr_Occurred())
+        return -2;
+    if (m->n_seen < SEEN_CAP) {
+        Py_INCREF(tok);
+        m->seen[at].key = tok;
+        m->seen[at].id = id;
+        m->n_seen++;
+    }
+    return id;
 }
 
 /* A weight the scorer can take: an exact, finite float. */
@@ -231,10 +276,11 @@ static int Model_init(Model *m, PyObject *args, PyObject *kwds) {
         m->bigram_shift--;
     }
     m->bigrams = PyMem_Calloc(capacity, sizeof(Bigram));
+    m->seen = PyMem_Calloc((size_t)1 << SEEN_BITS, sizeof(Seen));
     m->bigram_mask = capacity - 1;
     if (!m->uni || !m->uni_value || !m->cls || !m->uni_chain || !m->cls_name || !m->cls_w ||
         !m->cls_value || !m->cls_chain || !m->pair_w || !m->pair_value || !m->pair_chain ||
-        !m->bigrams) {
+        !m->bigrams || !m->seen) {
         PyErr_NoMemory();
         goto done;
     }
@@ -420,11 +466,8 @@ static PyObject *Model_score(Model *m, PyObject *args) {
             PyErr_SetString(PyExc_TypeError, "tokens must be str");
             goto fail;
         }
-        Py_ssize_t id = -1;
-        PyObject *found = PyDict_GetItemWithError(m->vocab, tok);
-        if (found)
-            id = PyLong_AsSsize_t(found);
-        else if (PyErr_Occurred())
+        Py_ssize_t id = token_id(m, tok);
+        if (id < -1)
             goto fail;
         /* its unigram weight, counted once per window when positive */
         PyObject *u_obj = id >= 0 ? m->uni[id] : NULL;
@@ -508,9 +551,20 @@ static PyObject *Model_score(Model *m, PyObject *args) {
             }
         }
         c_of[i] = c;
-        PyObject *item = PyFloat_FromDouble(c);
-        if (!item)
-            goto fail;
+        /* A contribution of +0.0 or equal to its unigram weight is that float object: the
+         * same value (and sign), one allocation fewer. */
+        PyObject *item;
+        if (c == 0.0 && !signbit(c)) {
+            item = m->zero;
+            Py_INCREF(item);
+        } else if (u_obj && c == m->uni_value[id]) {  /* non-zero: the same bits */
+            item = u_obj;
+            Py_INCREF(item);
+        } else {
+            item = PyFloat_FromDouble(c);
+            if (!item)
+                goto fail;
+        }
         PyList_SET_ITEM(contrib, i, item);
         prev_id = id;
     }
