@@ -9,11 +9,14 @@ Python scorer's floats to the last bit.
 
 Compiling is optional: where it fails (no compiler, no Python headers) the build goes on
 without the module, a pure-Python wheel, and the detector runs its Python path (`gatewatch
-doctor` says so). GATEWATCH_NATIVE_BUILD=0 skips compiling.
+doctor` says so). GATEWATCH_NATIVE_BUILD=0 skips compiling. The module carries the SHA-256 of
+the source it was built from: an in-place build older than the source is not loaded
+(proxy/detector/native.py), so an edited _native.c without a reinstall runs the Python path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import subprocess
@@ -41,7 +44,9 @@ def compile_command(source: Path, target: Path) -> list[str] | None:
     include = sysconfig.get_paths().get("include")
     if not linker or not include:
         return None
-    return [*shlex.split(linker), *FLAGS, f"-I{include}", str(source), "-o", str(target)]
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    return [*shlex.split(linker), *FLAGS, f'-DGATEWATCH_SOURCE_SHA256="{digest}"',
+            f"-I{include}", str(source), "-o", str(target)]
 
 
 class NativeBuildHook(BuildHookInterface):

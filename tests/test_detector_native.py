@@ -247,3 +247,21 @@ def test_c_tokens_of_every_payload_view_are_the_python_tokens(kind):
         views, _base = model_views(prepare(payload(kind, size, 4), markup=True))
         for view in views:
             assert tokens(view) == _python_tokens(view)
+
+
+@built
+def test_a_build_older_than_its_source_is_not_used(monkeypatch, tmp_path):
+    """An edit of _native.c since the last install: the C code is not the source under test."""
+    edited = tmp_path / "_native.c"
+    edited.write_bytes(native.SOURCE.read_bytes() + b"/* edited */\n")
+    monkeypatch.setattr(native, "SOURCE", edited)
+    native._stale.cache_clear()
+    native._module.cache_clear()
+    try:
+        assert native.load() is None
+        assert native.status().startswith("stale")
+    finally:
+        native._stale.cache_clear()
+        native._module.cache_clear()
+    monkeypatch.undo()
+    assert native.load() is not None

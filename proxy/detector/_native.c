@@ -73,6 +73,11 @@ typedef struct {
 
 static PyObject *fsum;  /* math.fsum */
 
+/* The SHA-256 of this file as the build hook read it (native.py tells a stale build by it). */
+#ifndef GATEWATCH_SOURCE_SHA256
+#define GATEWATCH_SOURCE_SHA256 ""
+#endif
+
 /* Fibonacci hashing: the top bits of the product depend on every bit of the key. */
 static inline size_t bigram_hash(const Model *m, uint64_t key) {
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> m->bigram_shift);
@@ -795,6 +800,10 @@ PyMODINIT_FUNC PyInit__native(void) {
     PyObject *mod = PyModule_Create(&module);
     if (!mod)
         return NULL;
+    if (PyModule_AddStringConstant(mod, "SOURCE_SHA256", GATEWATCH_SOURCE_SHA256) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
     Py_INCREF(&ModelType);
     if (PyModule_AddObject(mod, "Model", (PyObject *)&ModelType) < 0) {
         Py_DECREF(&ModelType);

@@ -4,6 +4,8 @@ from collections.abc import Callable
 
 Best = tuple[float, int, int]
 
+SOURCE_SHA256: str
+
 class Model:
     def __init__(
         self,
