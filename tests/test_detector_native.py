@@ -265,3 +265,21 @@ def test_a_build_older_than_its_source_is_not_used(monkeypatch, tmp_path):
         native._module.cache_clear()
     monkeypatch.undo()
     assert native.load() is not None
+
+
+_SPACED = st.lists(st.sampled_from(["a", "b", " ", "\t", "\n", "\x1c", "\x1f", "\x85", "\xa0",
+                                    "\u3000", "\u2028", "é", "\xff", "日", "\U0001f600", "\x00",
+                                    "\x0b", "\u200b", "  "]), max_size=40).map("".join)
+
+
+@built
+@settings(max_examples=1000, deadline=None)
+@given(_SPACED)
+def test_c_flat_is_join_of_split(text):
+    """Every whitespace str.split() knows, at every string width; the result stored at the
+    width Python would give it (else it would compare unequal to an equal string)."""
+    module = native.load()
+    assert module is not None
+    mine, theirs = module.flat(text), " ".join(text.split())
+    assert mine == theirs
+    assert sys.getsizeof(mine) == sys.getsizeof(theirs)

@@ -751,6 +751,92 @@ fail:
     return NULL;
 }
 
+/* flat(text) -> " ".join(text.split()): every run of whitespace (str.isspace, as split()
+ * has it) one space, none at either end. Two passes: the first finds the result's length and
+ * largest character (a str is stored at the smallest width its characters need, and strings
+ * of different widths never compare equal), the second writes it. */
+static unsigned char is_space_1byte[256];  /* Py_UNICODE_ISSPACE of U+0000..U+00FF */
+
+/* flat() of a one-byte string (ASCII or Latin-1): one pass into a buffer, then a copy. */
+static PyObject *flat_1byte(const unsigned char *s, Py_ssize_t n) {
+    unsigned char *buf = PyMem_Malloc((size_t)(n > 0 ? n : 1));
+    if (!buf)
+        return PyErr_NoMemory();
+    Py_ssize_t at = 0;
+    unsigned char widest = 0;
+    int pending = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char ch = s[i];
+        if (is_space_1byte[ch]) {
+            pending = at > 0;
+            continue;
+        }
+        if (pending) {
+            buf[at++] = ' ';
+            pending = 0;
+        }
+        buf[at++] = ch;
+        widest |= ch;  /* its top bit: some character is beyond ASCII */
+    }
+    PyObject *out = PyUnicode_New(at, (widest & 0x80) ? 0xff : 0x7f);
+    if (out)
+        memcpy(PyUnicode_1BYTE_DATA(out), buf, (size_t)at);
+    PyMem_Free(buf);
+    return out;
+}
+
+static PyObject *flat(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "text must be str");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), length = 0;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return flat_1byte((const unsigned char *)data, n);
+    Py_UCS4 widest = 0;
+    int pending = 0;  /* a space is owed before the next word */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (Py_UNICODE_ISSPACE(ch)) {
+            pending = length > 0;
+            continue;
+        }
+        if (pending) {
+            length++;
+            pending = 0;
+        }
+        length++;
+        if (ch > widest)
+            widest = ch;
+    }
+    if (length == 0)
+        return PyUnicode_New(0, 0);
+    if (widest < ' ')
+        widest = ' ';  /* below 128 the width is the same: ASCII */
+    PyObject *out = PyUnicode_New(length, widest);
+    if (!out)
+        return NULL;
+    int out_kind = PyUnicode_KIND(out);
+    void *out_data = PyUnicode_DATA(out);
+    Py_ssize_t at = 0;
+    pending = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        if (Py_UNICODE_ISSPACE(ch)) {
+            pending = at > 0;
+            continue;
+        }
+        if (pending) {
+            PyUnicode_WRITE(out_kind, out_data, at++, ' ');
+            pending = 0;
+        }
+        PyUnicode_WRITE(out_kind, out_data, at++, ch);
+    }
+    return out;
+}
+
 static PyMethodDef Model_methods[] = {
     {"score", (PyCFunction)Model_score, METH_VARARGS,
      "score(toks, keep) -> (best, contrib[, unigram, pairs, classes, skipped_u, skipped_b, "
@@ -771,6 +857,7 @@ static PyTypeObject ModelType = {
 };
 
 static PyMethodDef module_methods[] = {
+    {"flat", flat, METH_O, "flat(text) -> ' '.join(text.split())"},
     {"ascii_tokens", ascii_tokens, METH_VARARGS,
      "ascii_tokens(text, repair, repair_from) -> model.tokens(text) for ASCII text, or None"},
     {"windows", native_windows, METH_VARARGS,
@@ -794,6 +881,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     Py_DECREF(math);
     if (!fsum || PyType_Ready(&ModelType) < 0)
         return NULL;
+    for (int ch = 0; ch < 256; ch++)
+        is_space_1byte[ch] = Py_UNICODE_ISSPACE((Py_UCS4)ch) ? 1 : 0;
     memo = PyMem_Calloc((size_t)1 << MEMO_BITS, sizeof(MemoSlot));
     if (!memo)
         return PyErr_NoMemory();

@@ -15,6 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from proxy.detector import native
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.re2spans import found as re2_found
@@ -352,7 +353,13 @@ def _cut_comments(text: str) -> tuple[str, list[str]]:
 
 def fold_case_and_space(text: str) -> str:
     """Case-fold and collapse every run of whitespace (newlines too) to one space."""
-    return " ".join(text.casefold().split())
+    return collapse_space(text.casefold())
+
+
+def collapse_space(text: str) -> str:
+    """" ".join(text.split()), in one C pass where the extension is built."""
+    module = native.load()
+    return " ".join(text.split()) if module is None else module.flat(text)
 
 
 def lines_view(text: str) -> str:
@@ -518,7 +525,7 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         folded, flat = node.folded
     else:
         folded = lines_view(text)  # casefold once for both views
-        flat = " ".join(folded.split())
+        flat = collapse_space(folded)
         if text is node.text:
             node.folded = (folded, flat)
     out.segments.append(Segment(node.kind, flat))

@@ -1,0 +1,93 @@
+"""Instructions per tools/call inside Gatewatch's components: a figure other load cannot move.
+
+    .venv/bin/python bench/call_instructions.py [--size 4096 ...] [--calls 24]
+        [--base [NAME=]DIR ...]
+
+Runs, under valgrind (callgrind, instruction counts only), the steps the proxy runs on an echo
+call (bench/call_components.py builds them: the engine's decision with its argument scans,
+taint of the result, the detector's result scan) over distinct windows of every payload kind,
+once with `--calls` calls per kind and once with none, and prints the difference per call: the
+setup (imports, packs, the model) cancels out. Each tree (this one, and every `--base`, a
+`git archive` copy of another commit) runs with its own code; a tree without a built
+extension runs the detector's Python path. Needs valgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _work(size: int, calls: int) -> None:
+    """The measured part, in the valgrind child: `calls` calls per payload kind, with the
+    code of the tree in GW_TREE."""
+    sys.path.insert(0, os.environ["GW_TREE"])
+    from bench.call_components import _call, _upstream_tools
+    from bench.payloads import KINDS
+    from proxy.components import load_components
+
+    home = Path(os.environ["GATEWATCH_HOME"])
+    engine, detector, _ = load_components("bench", "s1", home / "c.db", None, lambda *a: None)
+    engine.tools_listed(_upstream_tools())
+    warm = [_call(kind, size, 1) for kind in KINDS]
+    for c in warm:  # lazy loads (the model, the repair memo's first words) out of the count
+        engine.decide("echo", c.args)
+        engine.result_seen("echo", c.result, c.args)
+        detector.inspect_result("tools/call", c.result)
+    todo = [_call(kind, size, 5 + i) for i in range(calls) for kind in KINDS]
+    for c in todo:
+        engine.decide("echo", c.args)
+        engine.result_seen("echo", c.result, c.args)
+        detector.inspect_result("tools/call", c.result)
+
+
+def _count(root: Path, size: int, calls: int) -> int:
+    with tempfile.TemporaryDirectory(prefix="gw-instr-") as home:
+        out = Path(home) / "callgrind.out"
+        env = {**os.environ, "GATEWATCH_HOME": home, "GW_TREE": str(root),
+               "PYTHONPATH": str(root)}
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             sys.executable, str(Path(__file__).resolve()), "--work", str(size), str(calls)],
+            env=env, check=True, capture_output=True, timeout=3600,
+        )
+        found = re.search(r"^summary: (\d+)", out.read_text(), re.M)
+        assert found, "no summary line in the callgrind output"
+        return int(found.group(1))
+
+
+def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--work":
+        _work(int(sys.argv[2]), int(sys.argv[3]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, nargs="+", default=[4096])
+    parser.add_argument("--calls", type=int, default=24, help="calls per payload kind")
+    parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR")
+    args = parser.parse_args()
+    roots = {"this": ROOT}
+    for spec in args.base:
+        name, _, where = spec.rpartition("=")
+        roots[name or "base"] = Path(where).resolve()
+    kinds = 6
+    print(f"instructions per call (engine.decide + result_seen + inspect_result), "
+          f"{args.calls} calls per kind")
+    for size in args.size:
+        cells = []
+        for name, root in roots.items():
+            none = _count(root, size, 0)
+            some = _count(root, size, args.calls)
+            cells.append(f"{name} {(some - none) / (args.calls * kinds) / 1e6:.2f} M")
+        print(f"{size:>8} B: " + " | ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
