@@ -4,8 +4,9 @@ An injection is a few sentences inside a longer document, so a text is not score
 of words (a long benign page would dilute it): every run of `window` consecutive tokens is
 scored and the best one counts. The score of a run is the sum of the weights of its tokens and
 of its bigrams (plus the weights of the rule classes that fired on the whole text), so all runs
-are scored in one linear pass with prefix sums. Pure Python, no numpy: a 4 KB result costs a
-fraction of a millisecond, a megabyte a few tens.
+are scored in one linear pass with prefix sums. No numpy: the scorer and the tokens of ASCII
+text run in a small C extension where it is built (proxy/detector/_native.c, exact to the bit),
+in Python otherwise.
 
 The model file (packs/models/injection-linear.json) is written by bench/train_detector.py,
 shipped in the wheel and read lazily on the first scan; nothing is downloaded.
