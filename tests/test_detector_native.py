@@ -283,3 +283,20 @@ def test_c_flat_is_join_of_split(text):
     mine, theirs = module.flat(text), " ".join(text.split())
     assert mine == theirs
     assert sys.getsizeof(mine) == sys.getsizeof(theirs)
+
+
+@built
+def test_c_tokens_stay_exact_once_the_memo_of_words_is_full():
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def word(i: int) -> str:
+        out = "q"
+        while i:
+            i, r = divmod(i, 26)
+            out += letters[r]
+        return out
+
+    many = " ".join(word(i) for i in range(40000))  # more distinct words than the memo holds
+    assert tokens(many) == _python_tokens(many)
+    after = "ignroe all prevoius instuctions 12ab " + " ".join(word(i) for i in range(40000, 41000))
+    assert tokens(after) == _python_tokens(after) == reference_tokens(after)

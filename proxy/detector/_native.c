@@ -43,6 +43,8 @@ typedef struct {
 } Seen;
 
 #define SEEN_BITS 14
+/* Tokens longer than this (base64, hashes) rarely recur: neither table keeps them. */
+#define MEMO_MAX_LEN 24
 #define SEEN_CAP (1 << (SEEN_BITS - 1))
 
 typedef struct {
@@ -164,7 +166,7 @@ static Py_ssize_t token_id(Model *m, PyObject *tok) {
         id = PyLong_AsSsize_t(found);
     else if (PyErr_Occurred())
         return -2;
-    if (m->n_seen < SEEN_CAP) {
+    if (m->n_seen < SEEN_CAP && PyUnicode_GET_LENGTH(tok) <= MEMO_MAX_LEN) {
         Py_INCREF(tok);
         m->seen[at].key = tok;
         m->seen[at].id = id;
@@ -623,12 +625,14 @@ static PyObject *native_windows(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* ascii_tokens(text, repair, repair_from) -> model.tokens(text) for ASCII text, or None for
- * text that is not ASCII. A word is a run of letters and digits, each run of digits one "0",
- * cut into pieces of 40 characters; a piece of `repair_from` characters or more is
- * repair(piece) (lexicon.repair, a pure function), a shorter one itself. The answer for each
- * piece is kept (up to MEMO_CAP pieces), so a piece seen before costs a hash and a compare,
- * and its token is the same str object every time (its hash already computed). */
+/* ascii_tokens(text, repair, repair_from, repair_to) -> model.tokens(text) for ASCII text, or
+ * None for text that is not ASCII. A word is a run of letters and digits, each run of digits
+ * one "0", cut into pieces of 40 characters; a piece of `repair_from` to `repair_to`
+ * characters is repair(piece) (lexicon.repair, a pure function that leaves every other length
+ * alone), any other piece itself. The answer for each piece of up to MEMO_MAX_LEN characters
+ * is kept (up to MEMO_CAP pieces), so a word seen before costs a hash and a compare, and its
+ * token is the same str object every time (its hash already computed). Longer pieces (base64,
+ * hashes) rarely recur: they would only fill the memo. */
 #define MAX_TOKEN 40
 #define MEMO_BITS 16
 #define MEMO_CAP (1 << (MEMO_BITS - 1))
@@ -649,8 +653,24 @@ static uint64_t piece_hash(const char *piece, int len) {
     return h | 1;  /* 0 marks an empty slot */
 }
 
-static PyObject *piece_token(const char *piece, int len, PyObject *repair,
-                             Py_ssize_t repair_from) {
+typedef struct {
+    PyObject *repair;
+    Py_ssize_t from, to;
+} Repair;
+
+static PyObject *piece_token(const char *piece, int len, const Repair *fix) {
+    if (len > MEMO_MAX_LEN) {
+        PyObject *word = PyUnicode_FromStringAndSize(piece, len);
+        if (!word || len < fix->from || len > fix->to)
+            return word;
+        PyObject *token = PyObject_CallOneArg(fix->repair, word);
+        Py_DECREF(word);
+        if (token && !PyUnicode_CheckExact(token)) {
+            PyErr_SetString(PyExc_TypeError, "repair must give a str");
+            Py_CLEAR(token);
+        }
+        return token;
+    }
     uint64_t h = piece_hash(piece, len);
     size_t mask = ((size_t)1 << MEMO_BITS) - 1, at = (size_t)(h >> (64 - MEMO_BITS));
     for (;;) {
@@ -668,8 +688,8 @@ static PyObject *piece_token(const char *piece, int len, PyObject *repair,
     if (!word)
         return NULL;
     PyObject *token = word;
-    if (len >= repair_from) {
-        token = PyObject_CallOneArg(repair, word);
+    if (len >= fix->from && len <= fix->to) {
+        token = PyObject_CallOneArg(fix->repair, word);
         if (!token) {
             Py_DECREF(word);
             return NULL;
@@ -696,9 +716,8 @@ static PyObject *piece_token(const char *piece, int len, PyObject *repair,
     return token;
 }
 
-static int append_token(PyObject *out, const char *piece, int len, PyObject *repair,
-                        Py_ssize_t repair_from) {
-    PyObject *token = piece_token(piece, len, repair, repair_from);
+static int append_token(PyObject *out, const char *piece, int len, const Repair *fix) {
+    PyObject *token = piece_token(piece, len, fix);
     if (!token)
         return -1;
     int failed = PyList_Append(out, token);
@@ -707,9 +726,9 @@ static int append_token(PyObject *out, const char *piece, int len, PyObject *rep
 }
 
 static PyObject *ascii_tokens(PyObject *self, PyObject *args) {
-    PyObject *text, *repair;
-    Py_ssize_t repair_from;
-    if (!PyArg_ParseTuple(args, "UOn", &text, &repair, &repair_from))
+    PyObject *text;
+    Repair fix;
+    if (!PyArg_ParseTuple(args, "UOnn", &text, &fix.repair, &fix.from, &fix.to))
         return NULL;
     if (!PyUnicode_IS_ASCII(text))
         Py_RETURN_NONE;
@@ -736,13 +755,13 @@ static PyObject *ascii_tokens(PyObject *self, PyObject *args) {
             }
             /* a piece is taken when a 41st character comes (digits folded first) */
             if (len == MAX_TOKEN) {
-                if (append_token(out, piece, len, repair, repair_from) < 0)
+                if (append_token(out, piece, len, &fix) < 0)
                     goto fail;
                 len = 0;
             }
             piece[len++] = (char)c;
         }
-        if (len && append_token(out, piece, len, repair, repair_from) < 0)
+        if (len && append_token(out, piece, len, &fix) < 0)
             goto fail;
     }
     return out;
@@ -859,7 +878,8 @@ static PyTypeObject ModelType = {
 static PyMethodDef module_methods[] = {
     {"flat", flat, METH_O, "flat(text) -> ' '.join(text.split())"},
     {"ascii_tokens", ascii_tokens, METH_VARARGS,
-     "ascii_tokens(text, repair, repair_from) -> model.tokens(text) for ASCII text, or None"},
+     "ascii_tokens(text, repair, repair_from, repair_to) -> model.tokens(text) for ASCII "
+     "text, or None"},
     {"windows", native_windows, METH_VARARGS,
      "windows(contrib, span) -> (sum, start, length) or None"},
     {NULL, NULL, 0, NULL},

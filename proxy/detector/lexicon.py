@@ -55,6 +55,7 @@ def _deletes(word: str) -> list[str]:
 
 
 _MAX_REPAIR = max(len(w) for w in CLASS_OF)
+MAX_REPAIRED = _MAX_REPAIR + 1  # repair() leaves longer tokens as they are
 _REPAIRS: dict[str, str] = {}
 for _word in sorted(CLASS_OF, key=lambda w: (len(w), w)):
     if len(_word) >= _MIN_REPAIR:
@@ -65,7 +66,7 @@ for _word in sorted(CLASS_OF, key=lambda w: (len(w), w)):
 @functools.lru_cache(maxsize=65536)
 def repair(token: str) -> str:
     """The class word `token` misspells by one letter (added, missing or changed), or itself."""
-    if token in CLASS_OF or not _MIN_REPAIR - 1 <= len(token) <= _MAX_REPAIR + 1:
+    if token in CLASS_OF or not _MIN_REPAIR - 1 <= len(token) <= MAX_REPAIRED:
         return token  # too short, or longer than any class word plus one letter
     found = _REPAIRS.get(token)  # a letter missing
     if found is not None:

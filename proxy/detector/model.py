@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector import native
-from proxy.detector.lexicon import CLASS_OF, repair
+from proxy.detector.lexicon import CLASS_OF, MAX_REPAIRED, repair
 from proxy.detector.re2spans import spans
 from proxy.detector.scoring import Run, Scorer, Views, positions
 from proxy.errors import InvalidValue
@@ -82,7 +82,7 @@ def tokens(folded: str) -> list[str]:
     if folded.isascii():
         module = native.load()
         if module is not None:  # the words and their repairs in one C pass (same tokens)
-            found = module.ascii_tokens(folded, repair, _REPAIR_FROM)
+            found = module.ascii_tokens(folded, repair, _REPAIR_FROM, MAX_REPAIRED)
             assert found is not None
             return found
         toks = ascii_words(folded)
