@@ -6,8 +6,9 @@
 Runs, under valgrind (callgrind, instruction counts only), the steps the proxy runs on an echo
 call (bench/call_components.py builds them: the engine's decision with its argument scans,
 taint of the result, the detector's result scan) over distinct windows of every payload kind,
-once with `--calls` calls per kind and once with none, and prints the difference per call: the
-setup (imports, packs, the model) cancels out. Each tree (this one, and every `--base`, a
+once sending `--calls` calls per kind and once only making them, and prints the difference per
+call: the
+setup (imports, packs, the model, making the calls' frames) cancels out. Each tree (this one, and every `--base`, a
 `git archive` copy of another commit) runs with its own code; a tree without a built
 extension runs the detector's Python path. Needs valgrind.
 """
@@ -25,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _work(size: int, calls: int) -> None:
-    """The measured part, in the valgrind child: `calls` calls per payload kind, with the
-    code of the tree in GW_TREE."""
+def _work(size: int, calls: int, run: bool) -> None:
+    """In the valgrind child, with the code of the tree in GW_TREE: `calls` calls per payload
+    kind made, and sent through the steps when `run` (the difference is the calls' cost)."""
     sys.path.insert(0, os.environ["GW_TREE"])
     from bench.call_components import _call, _upstream_tools
     from bench.payloads import KINDS
@@ -42,20 +43,21 @@ def _work(size: int, calls: int) -> None:
         engine.result_seen("echo", c.result, c.args)
         detector.inspect_result("tools/call", c.result)
     todo = [_call(kind, size, 5 + i) for i in range(calls) for kind in KINDS]
-    for c in todo:
+    for c in todo if run else ():
         engine.decide("echo", c.args)
         engine.result_seen("echo", c.result, c.args)
         detector.inspect_result("tools/call", c.result)
 
 
-def _count(root: Path, size: int, calls: int) -> int:
+def _count(root: Path, size: int, calls: int, run: bool) -> int:
     with tempfile.TemporaryDirectory(prefix="gw-instr-") as home:
         out = Path(home) / "callgrind.out"
         env = {**os.environ, "GATEWATCH_HOME": home, "GW_TREE": str(root),
                "PYTHONPATH": str(root)}
         subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-             sys.executable, str(Path(__file__).resolve()), "--work", str(size), str(calls)],
+             sys.executable, str(Path(__file__).resolve()), "--work", str(size), str(calls),
+             "run" if run else "make"],
             env=env, check=True, capture_output=True, timeout=3600,
         )
         found = re.search(r"^summary: (\d+)", out.read_text(), re.M)
@@ -64,8 +66,8 @@ def _count(root: Path, size: int, calls: int) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) == 4 and sys.argv[1] == "--work":
-        _work(int(sys.argv[2]), int(sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "--work":
+        _work(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "run")
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, nargs="+", default=[4096])
@@ -82,8 +84,8 @@ def main() -> int:
     for size in args.size:
         cells = []
         for name, root in roots.items():
-            none = _count(root, size, 0)
-            some = _count(root, size, args.calls)
+            none = _count(root, size, args.calls, run=False)
+            some = _count(root, size, args.calls, run=True)
             cells.append(f"{name} {(some - none) / (args.calls * kinds) / 1e6:.2f} M")
         print(f"{size:>8} B: " + " | ".join(cells))
     return 0
