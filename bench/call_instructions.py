@@ -7,10 +7,9 @@ Runs, under valgrind (callgrind, instruction counts only), the steps the proxy r
 call (bench/call_components.py builds them: the engine's decision with its argument scans,
 taint of the result, the detector's result scan) over distinct windows of every payload kind,
 once sending `--calls` calls per kind and once only making them, and prints the difference per
-call: the
-setup (imports, packs, the model, making the calls' frames) cancels out. Each tree (this one, and every `--base`, a
-`git archive` copy of another commit) runs with its own code; a tree without a built
-extension runs the detector's Python path. Needs valgrind.
+call: the setup (imports, packs, the model, making the calls' frames) cancels out. Each tree
+(this one, and every `--base`, a `git archive` copy of another commit) runs with its own code;
+a tree without a built extension runs the detector's Python path. Needs valgrind.
 """
 
 from __future__ import annotations
