@@ -1,7 +1,7 @@
 """Instructions per tools/call inside Gatewatch's components: a figure other load cannot move.
 
     .venv/bin/python bench/call_instructions.py [--size 4096 ...] [--calls 24]
-        [--base [NAME=]DIR ...]
+        [--base [NAME=]DIR ...] [--steps call|detector]
 
 Runs, under valgrind (callgrind, instruction counts only), the steps the proxy runs on an echo
 call (bench/call_components.py builds them: the engine's decision with its argument scans,
@@ -21,11 +21,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _work(size: int, calls: int, run: bool) -> None:
+def _work(size: int, calls: int, run: bool, steps: str) -> None:
     """In the valgrind child, with the code of the tree in GW_TREE: `calls` calls per payload
     kind made, and sent through the steps when `run` (the difference is the calls' cost)."""
     sys.path.insert(0, os.environ["GW_TREE"])
@@ -36,19 +37,24 @@ def _work(size: int, calls: int, run: bool) -> None:
     home = Path(os.environ["GATEWATCH_HOME"])
     engine, detector, _ = load_components("bench", "s1", home / "c.db", None, lambda *a: None)
     engine.tools_listed(_upstream_tools())
-    warm = [_call(kind, size, 1) for kind in KINDS]
-    for c in warm:  # lazy loads (the model, the repair memo's first words) out of the count
-        engine.decide("echo", c.args)
-        engine.result_seen("echo", c.result, c.args)
+
+    def call(c: Any) -> None:
+        if steps == "detector":  # the argument scans (as engine.decide runs them), the result's
+            detector.inspect_arguments("echo", c.args)
+            detector.scan_text(c.args["text"])
+        else:
+            engine.decide("echo", c.args)
+            engine.result_seen("echo", c.result, c.args)
         detector.inspect_result("tools/call", c.result)
+
+    for c in [_call(kind, size, 1) for kind in KINDS]:
+        call(c)  # lazy loads (the model, the repair memo's first words) out of the count
     todo = [_call(kind, size, 5 + i) for i in range(calls) for kind in KINDS]
     for c in todo if run else ():
-        engine.decide("echo", c.args)
-        engine.result_seen("echo", c.result, c.args)
-        detector.inspect_result("tools/call", c.result)
+        call(c)
 
 
-def _count(root: Path, size: int, calls: int, run: bool) -> int:
+def _count(root: Path, size: int, calls: int, run: bool, steps: str) -> int:
     with tempfile.TemporaryDirectory(prefix="gw-instr-") as home:
         out = Path(home) / "callgrind.out"
         env = {**os.environ, "GATEWATCH_HOME": home, "GW_TREE": str(root),
@@ -56,7 +62,7 @@ def _count(root: Path, size: int, calls: int, run: bool) -> int:
         subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
              sys.executable, str(Path(__file__).resolve()), "--work", str(size), str(calls),
-             "run" if run else "make"],
+             "run" if run else "make", steps],
             env=env, check=True, capture_output=True, timeout=3600,
         )
         found = re.search(r"^summary: (\d+)", out.read_text(), re.M)
@@ -65,26 +71,29 @@ def _count(root: Path, size: int, calls: int, run: bool) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) == 5 and sys.argv[1] == "--work":
-        _work(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "run")
+    if len(sys.argv) == 6 and sys.argv[1] == "--work":
+        _work(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "run", sys.argv[5])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, nargs="+", default=[4096])
     parser.add_argument("--calls", type=int, default=24, help="calls per payload kind")
     parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR")
+    parser.add_argument("--steps", choices=["call", "detector"], default="call",
+                        help="detector: only its scans (arguments and result), no engine/taint")
     args = parser.parse_args()
     roots = {"this": ROOT}
     for spec in args.base:
         name, _, where = spec.rpartition("=")
         roots[name or "base"] = Path(where).resolve()
     kinds = 6
-    print(f"instructions per call (engine.decide + result_seen + inspect_result), "
-          f"{args.calls} calls per kind")
+    what = ("the detector's scans of arguments and result" if args.steps == "detector"
+            else "engine.decide + result_seen + inspect_result")
+    print(f"instructions per call ({what}), {args.calls} calls per kind")
     for size in args.size:
         cells = []
         for name, root in roots.items():
-            none = _count(root, size, args.calls, run=False)
-            some = _count(root, size, args.calls, run=True)
+            none = _count(root, size, args.calls, run=False, steps=args.steps)
+            some = _count(root, size, args.calls, run=True, steps=args.steps)
             cells.append(f"{name} {(some - none) / (args.calls * kinds) / 1e6:.2f} M")
         print(f"{size:>8} B: " + " | ".join(cells))
     return 0
