@@ -300,3 +300,15 @@ def test_c_tokens_stay_exact_once_the_memo_of_words_is_full():
     assert tokens(many) == _python_tokens(many)
     after = "ignroe all prevoius instuctions 12ab " + " ".join(word(i) for i in range(40000, 41000))
     assert tokens(after) == _python_tokens(after) == reference_tokens(after)
+
+
+@built
+def test_c_tokens_are_exact_when_threads_tokenize_at_once():
+    """repair() is Python code: another thread may add to the word memo while it runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [" ".join(f"ignroe{'x' * (i % 5)} prevoius{i} instuctions w{i}q{j}" for j in range(300))
+             for i in range(16)]
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(tokens, texts))
+    assert found == [_python_tokens(text) for text in texts]

@@ -658,6 +658,22 @@ typedef struct {
     Py_ssize_t from, to;
 } Repair;
 
+/* The memo's slot for `piece`, or NULL with *empty set to the free slot it would take. */
+static MemoSlot *memo_find(const char *piece, int len, uint64_t h, size_t *empty) {
+    size_t mask = ((size_t)1 << MEMO_BITS) - 1, at = (size_t)(h >> (64 - MEMO_BITS));
+    for (;;) {
+        MemoSlot *slot = &memo[at];
+        if (slot->hash == 0) {
+            *empty = at;
+            return NULL;
+        }
+        if (slot->hash == h && PyUnicode_GET_LENGTH(slot->piece) == len &&
+            memcmp(PyUnicode_1BYTE_DATA(slot->piece), piece, (size_t)len) == 0)
+            return slot;
+        at = (at + 1) & mask;
+    }
+}
+
 static PyObject *piece_token(const char *piece, int len, const Repair *fix) {
     if (len > MEMO_MAX_LEN) {
         PyObject *word = PyUnicode_FromStringAndSize(piece, len);
@@ -672,17 +688,11 @@ static PyObject *piece_token(const char *piece, int len, const Repair *fix) {
         return token;
     }
     uint64_t h = piece_hash(piece, len);
-    size_t mask = ((size_t)1 << MEMO_BITS) - 1, at = (size_t)(h >> (64 - MEMO_BITS));
-    for (;;) {
-        MemoSlot *slot = &memo[at];
-        if (slot->hash == 0)
-            break;
-        if (slot->hash == h && PyUnicode_GET_LENGTH(slot->piece) == len &&
-            memcmp(PyUnicode_1BYTE_DATA(slot->piece), piece, (size_t)len) == 0) {
-            Py_INCREF(slot->token);
-            return slot->token;
-        }
-        at = (at + 1) & mask;
+    size_t at;
+    MemoSlot *found = memo_find(piece, len, h, &at);
+    if (found) {
+        Py_INCREF(found->token);
+        return found->token;
     }
     PyObject *word = PyUnicode_FromStringAndSize(piece, len);
     if (!word)
@@ -700,11 +710,19 @@ static PyObject *piece_token(const char *piece, int len, const Repair *fix) {
             Py_DECREF(token);
             return NULL;
         }
+        /* Python code ran: another thread may have added to the memo meanwhile. */
+        found = memo_find(piece, len, h, &at);
+        if (found) {
+            Py_DECREF(word);
+            Py_DECREF(token);
+            Py_INCREF(found->token);
+            return found->token;
+        }
     } else {
         Py_INCREF(token);
     }
     if (memo_used < MEMO_CAP) {
-        MemoSlot *slot = &memo[at];  /* still empty: repair() cannot reach this table */
+        MemoSlot *slot = &memo[at];
         slot->hash = h;
         slot->piece = word;  /* the reference we hold */
         Py_INCREF(token);
