@@ -23,9 +23,11 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from proxy.decision import Decision
+from proxy.engine.dates import date_keys, matches
 from proxy.engine.destinations import extract_destinations
 from proxy.engine.leaves import scalar_leaves
 from proxy.engine.taint import json_or_none
@@ -131,6 +133,22 @@ def _occurs(value: str, text: str) -> bool:
     return False
 
 
+# Separators an id is written with or without ("GB29 NWBK 6016 ...", "+1 (555) 010-2233").
+_SEPARATORS = r"[\s\-./()+]*"
+_COMPACT_MIN = 8
+
+
+def _spaced_pattern(value: str) -> re.Pattern[str] | None:
+    """For an id-like value (letters and digits, eight or more once separators are dropped),
+    a pattern that finds it however it was grouped; None for anything else."""
+    compact = re.sub(_SEPARATORS, "", value)
+    if len(compact) < _COMPACT_MIN or not compact.isalnum() or not any(
+            ch.isdigit() for ch in compact):
+        return None
+    body = _SEPARATORS.join(re.escape(ch) for ch in compact)
+    return re.compile(rf"(?<![^\W_]){body}(?![^\W_])")
+
+
 def result_parts(result: Any) -> tuple[list[str], list[str]]:
     """(free texts, structured values) of a result: a string that is a whole field of JSON
     data (or a short one-line text) is structured; prose is free text."""
@@ -178,6 +196,10 @@ class HotText:
     ts: float
     verdict: str
     text: str  # normalised
+
+    @cached_property
+    def dates(self) -> set[str]:
+        return date_keys(self.text)
 
     def origin(self, value: str) -> dict[str, Any]:
         return {"value": value, "server": self.server, "tool": self.tool,
@@ -243,12 +265,19 @@ class HotValues:
             return decision  # reads and the like: nothing to review
         values = [(p, v) for p, v in argument_values(arguments) if not exempt(v)]
         for path, value in values:
+            dates = date_keys(value) if changing else set()
+            spaced = _spaced_pattern(value)
             for hot in self._all_flagged():
-                if _occurs(value, hot.text):
+                # A date counts however it was written ("the 5th of May 2024" is 2024-05-05),
+                # an id however it was grouped.
+                date = matches(dates, hot.dates) if dates else None
+                if (date is not None or _occurs(value, hot.text)
+                        or (spaced is not None and spaced.search(hot.text) is not None)):
                     where = f"{hot.server}.{hot.tool}" if hot.tool else hot.server
+                    named = f" (the date {date})" if date is not None else ""
                     return Decision(
                         "deny", "injected_action",
-                        f"{path}={value!r} came from a result of {where} that the "
+                        f"{path}={value!r}{named} came from a result of {where} that the "
                         f"detector flagged as prompt injection ({hot.verdict})",
                         origin=hot.origin(value),
                         detail={"param": path, "value": value, "state_changing": changing},
