@@ -120,6 +120,7 @@ class Run:
     results: Counter[str] = field(default_factory=Counter)  # detector verdicts on results
     seen: list[tuple[str, Any, str]] = field(default_factory=list)  # (tool, result, verdict)
     calls: list[dict[str, Any]] = field(default_factory=list)  # attacker calls, for --explain
+    asked: list[str] = field(default_factory=list)  # the user's calls that were asked
     reached: bool = False  # a result carrying the injection reached the model (not withheld)
 
 
@@ -190,6 +191,8 @@ class Replayer:
                                   "values": provenance(args, run.seen)})
             if decision.verdict == "ask":
                 run.asks += int(not attacker)
+                if not attacker:
+                    run.asked.append(f"{call.function}: {decision.reason}")
                 if self.human == "none":
                     decision = replace(decision, verdict="deny")
                 else:
@@ -252,7 +255,7 @@ def carries(result: Any, injections: dict[str, str]) -> bool:
     from proxy.engine.hot_values import result_parts
 
     free, structured = result_parts(result)
-    flat = " ".join(" ".join([*free, *structured]).split())
+    flat = " ".join(" ".join([*free, *(v for v, _ in structured)]).split())
     return any(p in flat for p in (" ".join(v.split())[:60] for v in injections.values()) if p)
 
 
@@ -267,7 +270,7 @@ def provenance(args: dict[str, Any], seen: list[tuple[str, Any, str]]) -> dict[s
         for tool, result, verdict in seen:
             free, structured = result_parts(result)
             flag = "flagged" if verdict in ("warn", "block") else "clean"
-            if any(_occurs(value, normalize_text(v)) for v in structured):
+            if any(_occurs(value, normalize_text(v)) for v, _ in structured):
                 out[path] = f"{value!r}: {flag} structured {tool}"
                 break
             if any(_occurs(value, normalize_text(t)) for t in free):
@@ -316,7 +319,7 @@ def main() -> int:
     started = time.perf_counter()
     benign_ok, benign_total, asks_per_task, blocked_calls = 0, 0, [], 0
     blocked_tasks: list[str] = []
-    templates = opts.attacks.split(",")
+    templates = [t for t in opts.attacks.split(",") if t]  # none: the benign tasks only
     # per template and kind: [succeeds ungated, still succeeds gated, stopped by deny]
     pairs = {t: {k: [0, 0, 0] for k in ("exfiltration", "other", "output")} for t in templates}
     results: Counter[str] = Counter()
@@ -330,6 +333,9 @@ def main() -> int:
                 run, utility = rep.benign(user_task)
                 benign_total += 1
                 asks_per_task.append(run.asks)
+                if explain is not None and run.asked:
+                    explain.write(json.dumps({"benign": f"{name}/{user_task.ID}",
+                                              "asked": run.asked}) + "\n")
                 if not run.denied and utility:
                     benign_ok += 1
                 if run.denied:
@@ -377,6 +383,7 @@ def main() -> int:
         "benign_blocked_examples": blocked_tasks,
         "asks_per_task_median": statistics.median(asks_per_task),
         "asks_per_task_max": max(asks_per_task),
+        "asks_total": sum(asks_per_task),
         "attacks_succeeded": {
             t: {k: {"ungated": v[0], "succeeded": v[1], "stopped_by_deny": v[2]}
                 for k, v in kinds.items()}

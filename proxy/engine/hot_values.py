@@ -58,6 +58,8 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # comma instead of trying the lookbehind at every position of a 64 KB text.
 _THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}\b)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_ID_WORDS = frozenset(["id", "ids", "uuid", "uuids", "guid"])
+_MAX_CONTEXTS = 16  # listings remembered per structured value
 
 
 def state_changing(tool: str, definition: dict[str, Any] | None) -> bool:
@@ -149,33 +151,36 @@ def _spaced_pattern(value: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![^\W_]){body}(?![^\W_])")
 
 
-def result_parts(result: Any) -> tuple[list[str], list[str]]:
+def result_parts(result: Any) -> tuple[list[str], list[tuple[str, str]]]:
     """(free texts, structured values) of a result: a string that is a whole field of JSON
-    data (or a short one-line text) is structured; prose is free text."""
+    data (or a short one-line text) is structured; prose is free text. Each structured value
+    comes with the keys of the object holding it (casefolded, space-separated): what kind of
+    thing it is an id of."""
     free: list[str] = []
-    structured: list[str] = []
+    structured: list[tuple[str, str]] = []
 
     def walk(node: Any, top: bool) -> None:
         # A stack, not recursion: a result's text can be JSON nested deeper than Python recurses.
-        stack = [(node, top)]
+        stack = [(node, top, "")]
         while stack:
-            node, top = stack.pop()
+            node, top, keys = stack.pop()
             if isinstance(node, str):
                 parsed = json_or_none(node) if top else None
                 if parsed is not None:
-                    stack.append((parsed, False))
+                    stack.append((parsed, False, keys))
                 elif len(node) <= 120 and "\n" not in node and len(node.split()) <= 8:
-                    structured.append(node)
+                    structured.append((node, keys))
                 else:
                     free.append(node)
             elif isinstance(node, bool) or node is None:
                 continue
             elif isinstance(node, (int, float)):
-                structured.append(str(node))
+                structured.append((str(node), keys))
             elif isinstance(node, dict):
-                stack += reversed([(value, False) for value in node.values()])
+                inner = " ".join(str(k) for k in node)[:500].casefold()
+                stack += reversed([(value, False, inner) for value in node.values()])
             elif isinstance(node, list):
-                stack += reversed([(value, False) for value in node])
+                stack += reversed([(value, False, keys) for value in node])
 
     if isinstance(result, dict):
         for block in result.get("content") or []:
@@ -219,20 +224,24 @@ class HotValues:
         self._last_row = 0
         self._free: list[tuple[str, str]] = []  # (tool, normalised clean free text)
         self._free_size = 0
-        self._structured: set[str] = set()
+        # value -> where it was a field: "tool key key ..." (the listing and its object's keys)
+        self._structured: dict[str, set[str]] = {}
 
     # -- what results bring ----------------------------------------------------------------
 
     def record(self, tool: str, result: Any, verdict: str) -> None:
         free, structured = result_parts(result)
         if verdict in _FLAGGED:
-            text = normalize_text("\n".join([*free, *structured]))[:MAX_TEXT]
+            text = normalize_text("\n".join([*free, *(v for v, _ in structured)]))[:MAX_TEXT]
             hot = HotText(self.server, tool, self.session_id, time.time(), verdict, text)
             self._flagged.append(hot)
             self._store.record(hot.server, hot.tool, hot.session_id, hot.ts, hot.verdict,
                                hot.text)
             return
-        self._structured.update(normalize_value(v) for v in structured)
+        for value, keys in structured:
+            contexts = self._structured.setdefault(normalize_value(value), set())
+            if len(contexts) < _MAX_CONTEXTS:
+                contexts.add(f"{tool.casefold()} {keys}")
         for text in free:
             if self._free_size > MAX_SESSION_TEXT:
                 break
@@ -282,22 +291,34 @@ class HotValues:
                         origin=hot.origin(value),
                         detail={"param": path, "value": value, "state_changing": changing},
                     )
-        if changing and decision.verdict == "allow" and decision.contract != "sink_gate":
-            # A send's content is content (the sink gate judged its destinations); elsewhere,
-            # identifiers and names, not every word a document shares with the call.
+        skip = _content_paths(arguments, decision)
+        if changing and decision.verdict == "allow" and skip is not None:
+            # Identifiers and names, not every word a document shares with the call. A send's
+            # destinations were judged by the sink gate and its content goes with it; a call
+            # of a sending tool with no destination is a state change like any other.
             for path, value in values:
-                if value in self._structured or not _identifier_like(value):
+                thing = _id_of(path)
+                if path in skip or self._listed(value, thing) or not (
+                        _identifier_like(value) or (thing is not None and _meaningful(value))):
                     continue
                 source = self._clean_source(value)
                 if source is not None:
-                        return Decision(
-                            "ask", "injected_action",
-                            f"{path}={value!r} appears only in the text of a document "
-                            f"({self.server}.{source} output), not in a listing: check it is "
-                            "what you asked for",
-                            detail={"param": path, "value": value, "provenance": "free_text"},
-                        )
+                    return Decision(
+                        "ask", "injected_action",
+                        f"{path}={value!r} appears only in the text of a document "
+                        f"({self.server}.{source} output), not in a listing: check it is "
+                        "what you asked for",
+                        detail={"param": path, "value": value, "provenance": "free_text"},
+                    )
         return decision
+
+    def _listed(self, value: str, thing: str | None) -> bool:
+        """Was `value` a field of a clean listing, and, for the id of a `thing` (a file_id),
+        a field of a listing of such things? Event 13 of a calendar does not vouch for file 13."""
+        contexts = self._structured.get(value)
+        if not contexts:
+            return False
+        return not thing or any(thing in context for context in contexts)
 
     def _clean_source(self, value: str) -> str | None:
         """The tool whose clean free text (this session) contains `value`, if any."""
@@ -305,6 +326,28 @@ class HotValues:
             if _occurs(value, text):
                 return source
         return None
+
+
+def _content_paths(arguments: dict[str, Any], decision: Decision) -> set[str] | None:
+    """Of a call the sink gate judged, the paths not to weigh as free-text values: None (all)
+    for a send with a destination, whose content goes with it; for one with no destination
+    (an event with no participants: a state change like any other), its long strings."""
+    if decision.contract != "sink_gate":
+        return set()
+    if decision.detail.get("destinations"):
+        return None
+    return {path for path, leaf in scalar_leaves(arguments)
+            if isinstance(leaf, str) and len(leaf) > MAX_VALUE}
+
+
+def _id_of(path: str) -> str | None:
+    """For an argument naming an id (`file_id`, `eventId`, `email_ids[0]`), the thing it is
+    the id of ("file"; "" for a bare `id`); None for any other argument."""
+    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    words = [w.casefold() for w in _WORDS.findall(key)]
+    if not words or words[-1] not in _ID_WORDS:
+        return None
+    return words[-2].removesuffix("s") if len(words) > 1 else ""
 
 
 def _identifier_like(value: str) -> bool:
