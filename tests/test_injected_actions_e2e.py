@@ -1,8 +1,8 @@
 """Injected actions that send nothing, through the real proxy (tests/upstreams/travel_server.py):
 a flagged review books a hotel on dates it wrote in prose, which the agent passes as ISO dates;
 a clean calendar event's notes name a drive file to remove, whose id only the event listing (as
-the event's own id) and the notes carry. The first is denied, the second asked (and, with nobody
-to ask, denied); the user's own dates, and the file once the drive listing shows it, go through.
+the event's own id) and the notes carry. Both are denied; the user's own dates, and the file once
+the drive listing shows it, go through.
 """
 
 from __future__ import annotations
@@ -68,18 +68,18 @@ async def test_a_booking_on_dates_a_flagged_review_wrote_in_prose_is_denied(db_f
     assert rows.count(("deny", "injected_action")) == 2 and ("allow", "default") in rows
 
 
-async def test_a_file_id_only_a_documents_text_names_is_asked_until_a_listing_shows_it(
+async def test_a_file_id_only_a_documents_text_names_is_denied_until_a_listing_shows_it(
     db_file: Path,
 ):
     async with proxied() as client:
         assert (await call(client, "list_events", {}))[0] is False
         # `tidy` changes state by its annotations alone (destructiveHint).
         denied, why = await call(client, "tidy", {"file_id": "13"})
-        assert denied and "file_id='13'" in why
+        assert denied and "file_id='13' is the id of a file that no listing showed" in why
 
         assert (await call(client, "list_drive", {}))[0] is False
         ok, done = await call(client, "tidy", {"file_id": "13"})
         assert not ok and done == "removed 13"
 
     rows = await wait_for(lambda: audited(db_file, "tidy") or None, what="audit rows")
-    assert rows[0] == ("ask", "injected_action") and rows[-1] == ("allow", "default")
+    assert rows == [("deny", "injected_action"), ("allow", "default")]

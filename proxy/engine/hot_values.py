@@ -302,14 +302,25 @@ class HotValues:
                         _identifier_like(value) or (thing is not None and _meaningful(value))):
                     continue
                 source = self._clean_source(value)
-                if source is not None:
+                if source is None:
+                    continue
+                where = f"{self.server}.{source}"
+                if thing is not None:
+                    # An id is what a listing shows; one that only a document's prose names is
+                    # what an injection plants (measured: no benign task passes one).
+                    kind = f"{thing} " if thing else ""
                     return Decision(
-                        "ask", "injected_action",
-                        f"{path}={value!r} appears only in the text of a document "
-                        f"({self.server}.{source} output), not in a listing: check it is "
-                        "what you asked for",
+                        "deny", "injected_action",
+                        f"{path}={value!r} is the id of a {kind}that no listing showed; only "
+                        f"the text of a document names it ({where} output): list them first",
                         detail={"param": path, "value": value, "provenance": "free_text"},
                     )
+                return Decision(
+                    "ask", "injected_action",
+                    f"{path}={value!r} appears only in the text of a document "
+                    f"({where} output), not in a listing: check it is what you asked for",
+                    detail={"param": path, "value": value, "provenance": "free_text"},
+                )
         return decision
 
     def _listed(self, value: str, thing: str | None) -> bool:
