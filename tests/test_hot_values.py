@@ -342,5 +342,7 @@ def test_an_id_is_found_however_it_is_grouped(separators, compact):
     spaced = _spaced_pattern(normalize_value(compact))
     assert spaced is not None and spaced.search(normalize_text(f"pay to {grouped}, now"))
     assert not spaced.search(normalize_text(f"pay to 7{grouped}"))
+    if re.fullmatch(r"[\d.]+", grouped) and grouped.count(".") == 1:
+        return  # "1234.5678" is a number, not a grouped id
     back = _spaced_pattern(normalize_value(grouped))
     assert back is not None and back.search(normalize_text(f"pay to {compact}."))
