@@ -251,6 +251,10 @@ def test_without_a_detector_verdict_taint_stays_a_deny(engine):
     ("reserve_hotel", None, True), ("change-password", None, True),
     ("get_file", None, False), ("search_emails", None, False), ("list_channels", None, False),
     ("delete_file", {"readOnlyHint": True}, False), ("frobnicate", {"destructiveHint": True}, True),
+    ("frobnicate", {"readOnlyHint": False}, True), ("frobnicate", {"openWorldHint": True}, False),
+    ("reschedule_calendar_event", None, True), ("unshareFile", None, True),
+    ("reopen-issue", None, True), ("mark_as_read", None, True), ("get_unread", None, False),
+    ("read_resource", None, False), ("search_repositories", None, False),
 ])
 def test_which_tools_change_state(name, annotations, changing):
     definition = {"annotations": annotations} if annotations else None

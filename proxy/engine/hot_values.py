@@ -40,17 +40,22 @@ MAX_SESSION_TEXT = 8 * 1024 * 1024  # clean free text kept for this session
 MAX_VALUE = 200  # longer argument strings are content: only the identifiers inside count
 _FLAGGED = ("warn", "block")
 
-# Tool names whose words say they change something (split at _ - . and camel case).
+# Tool names whose words say they change something (split at _ - . and camel case). A verb
+# with re- or un- in front counts too (reschedule, unshare, reopen, undelete).
 STATE_VERBS = frozenset(
     [
-        "add", "append", "approve", "archive", "assign", "ban", "block", "book", "buy",
-        "cancel", "change", "charge", "close", "commit", "create", "decline", "delete",
-        "deploy", "disable", "drop", "edit", "enable", "exec", "execute", "fork", "forward",
-        "grant", "insert", "install", "invite", "kick", "merge", "modify", "move", "order",
-        "pay", "post", "publish", "purchase", "purge", "push", "put", "refund", "register",
-        "remove", "rename", "reply", "replace", "reserve", "reset", "revoke", "run",
-        "schedule", "send", "set", "share", "submit", "subscribe", "transfer",
-        "unsubscribe", "update", "upload", "write",
+        "accept", "add", "append", "apply", "approve", "archive", "assign", "attach", "ban",
+        "block", "book", "buy", "cancel", "change", "charge", "clear", "close", "comment",
+        "commit", "confirm", "create", "decline", "delete", "deploy", "deposit", "destroy",
+        "detach", "disable", "drop", "edit", "empty", "enable", "erase", "exec", "execute",
+        "fork", "forward", "grant", "import", "insert", "install", "invite", "kick", "kill",
+        "label", "link", "lock", "mark", "merge", "modify", "move", "mute", "order",
+        "patch", "pay", "pin", "post", "publish", "purchase", "purge", "push", "put",
+        "refund", "register", "reject", "release", "remove", "rename", "reopen", "reply", "replace",
+        "reserve", "reset", "respond", "restart", "restore", "revert", "revoke", "rollback",
+        "run", "save", "schedule", "send", "set", "share", "sign", "start", "stop", "submit",
+        "subscribe", "terminate", "transfer", "trash", "truncate", "unlink", "update",
+        "upload", "upsert", "void", "vote", "wipe", "withdraw", "write",
     ]
 )
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -69,9 +74,16 @@ def state_changing(tool: str, definition: dict[str, Any] | None) -> bool:
     if isinstance(hints, dict):
         if hints.get("readOnlyHint") is True:
             return False
-        if hints.get("destructiveHint") is True:
+        # An explicit readOnlyHint false is the server saying the tool modifies something.
+        if hints.get("destructiveHint") is True or hints.get("readOnlyHint") is False:
             return True
-    return any(word.casefold() in STATE_VERBS for word in _WORDS.findall(tool))
+    return any(_is_verb(word.casefold()) for word in _WORDS.findall(tool))
+
+
+def _is_verb(word: str) -> bool:
+    if word in STATE_VERBS:
+        return True
+    return word[:2] in ("re", "un") and word[2:] in STATE_VERBS
 
 
 def normalize_text(text: str) -> str:
