@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -87,9 +88,11 @@ def _is_verb(word: str) -> bool:
 
 
 def normalize_text(text: str) -> str:
-    """Casefolded, thousands separators dropped, every whitespace run one space. str.split()
-    and re's \\s agree on what whitespace is; splitting and joining is about ten times faster
-    than substituting each run."""
+    """NFKC (full-width "１３" is 13, "ﬁle" is file), casefolded, thousands separators dropped,
+    every whitespace run one space. str.split() and re's \\s agree on what whitespace is;
+    splitting and joining is about ten times faster than substituting each run."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     text = text.casefold()
     if "," in text:
         text = _THOUSANDS.sub("", text)
