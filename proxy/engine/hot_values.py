@@ -66,6 +66,8 @@ _THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}\b)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _LEADING_ZERO = re.compile(r"-?0\d")
 _ID_WORDS = frozenset(["id", "ids", "uuid", "uuids", "guid"])
+_SECRET_WORDS = frozenset(["password", "passwd", "passphrase", "passcode", "pwd", "pin",
+                           "secret"])
 _MAX_CONTEXTS = 16  # listings remembered per structured value
 
 
@@ -318,13 +320,22 @@ class HotValues:
             # of a sending tool with no destination is a state change like any other.
             for path, value in values:
                 thing = _id_of(path)
+                secret = _names_a_secret(path)
                 if path in skip or self._listed(value, thing) or not (
-                        _identifier_like(value) or (thing is not None and _meaningful(value))):
+                        _identifier_like(value) or thing is not None or secret):
                     continue
                 source = self._clean_source(value)
                 if source is None:
                     continue
                 where = f"{self.server}.{source}"
+                if secret:
+                    # A password is the user's to choose; one a document supplies is planted.
+                    return Decision(
+                        "deny", "injected_action",
+                        f"{path} is set to a value that only the text of a document gives "
+                        f"({where} output): a password an untrusted document chose",
+                        detail={"param": path, "provenance": "free_text"},
+                    )
                 if thing is not None:
                     # An id is what a listing shows; one that only a document's prose names is
                     # what an injection plants (measured: no benign task passes one).
@@ -369,6 +380,12 @@ def _content_paths(arguments: dict[str, Any], decision: Decision) -> set[str] | 
         return None
     return {path for path, leaf in scalar_leaves(arguments)
             if isinstance(leaf, str) and len(leaf) > MAX_VALUE}
+
+
+def _names_a_secret(path: str) -> bool:
+    """Does the argument hold a credential (`password`, `new_passphrase`, `pin`)?"""
+    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    return any(w.casefold() in _SECRET_WORDS for w in _WORDS.findall(key))
 
 
 def _id_of(path: str) -> str | None:
