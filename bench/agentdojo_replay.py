@@ -121,6 +121,7 @@ class Run:
     seen: list[tuple[str, Any, str]] = field(default_factory=list)  # (tool, result, verdict)
     calls: list[dict[str, Any]] = field(default_factory=list)  # attacker calls, for --explain
     asked: list[str] = field(default_factory=list)  # the user's calls that were asked
+    timeouts: int = 0  # results the detector did not finish scanning in its time budget
     reached: bool = False  # a result carrying the injection reached the model (not withheld)
 
 
@@ -209,7 +210,10 @@ class Replayer:
             engine.result_seen(call.function, mcp, args)
             verdict = "pass"
             if self.detector is not None:
-                verdict = self.detector.inspect_result("tools/call", mcp).verdict
+                inspection = self.detector.inspect_result("tools/call", mcp)
+                verdict = inspection.verdict
+                # Past the time budget, the verdict is on_timeout's (warn): noise under load.
+                run.timeouts += int(inspection.timed_out)
             run.results[verdict] += 1
             run.seen.append((call.function, mcp, verdict))
             if hasattr(engine, "result_inspected"):  # absent before injected-action tracking
@@ -318,6 +322,7 @@ def main() -> int:
     suites = get_suites(opts.version)
     started = time.perf_counter()
     benign_ok, benign_total, asks_per_task, blocked_calls = 0, 0, [], 0
+    benign_timeouts = attack_timeouts = 0
     blocked_tasks: list[str] = []
     templates = [t for t in opts.attacks.split(",") if t]  # none: the benign tasks only
     # per template and kind: [succeeds ungated, still succeeds gated, stopped by deny]
@@ -333,6 +338,7 @@ def main() -> int:
                 run, utility = rep.benign(user_task)
                 benign_total += 1
                 asks_per_task.append(run.asks)
+                benign_timeouts += run.timeouts
                 if explain is not None and run.asked:
                     explain.write(json.dumps({"benign": f"{name}/{user_task.ID}",
                                               "asked": run.asked}) + "\n")
@@ -354,6 +360,7 @@ def main() -> int:
                     run, still = rep.attack(user_task, injection_task, injections,
                                             gated=True)
                     results.update(run.results)
+                    attack_timeouts += run.timeouts
                     kind = rep.kind(injection_task)
                     if kind == "output":
                         # No call to gate: the attack succeeds when the model read it, that is
@@ -384,6 +391,7 @@ def main() -> int:
         "asks_per_task_median": statistics.median(asks_per_task),
         "asks_per_task_max": max(asks_per_task),
         "asks_total": sum(asks_per_task),
+        "benign_detector_timeouts": benign_timeouts,
         "attacks_succeeded": {
             t: {k: {"ungated": v[0], "succeeded": v[1], "stopped_by_deny": v[2]}
                 for k, v in kinds.items()}
@@ -393,6 +401,7 @@ def main() -> int:
                                        for v in kinds.values()),
         "attack_pairs_total": sum(v[0] for kinds in pairs.values() for v in kinds.values()),
         "attacked_result_verdicts": dict(results),
+        "attacked_detector_timeouts": attack_timeouts,
         "seconds": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(figures, indent=2))
