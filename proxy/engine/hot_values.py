@@ -297,7 +297,7 @@ class HotValues:
         values = [(p, v) for p, v in argument_values(arguments) if not exempt(v)]
         for path, value in values:
             dates = date_keys(value) if changing else set()
-            spaced = _spaced_pattern(value)
+            spaced = None if dates else _spaced_pattern(value)  # a date is matched as a date
             for hot in self._all_flagged():
                 # A date counts however it was written ("the 5th of May 2024" is 2024-05-05),
                 # an id however it was grouped.
