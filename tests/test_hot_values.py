@@ -350,6 +350,7 @@ def test_a_flagged_result_nested_past_the_recursion_limit_still_makes_its_values
     ("May 1st - 5th, 2024", {"2024-05-01", "2024-05-05"}),
     ("on 1 Sept 2025 or 3 Oct 2025", {"2025-09-01", "2025-10-03"}),
     ("due 2024-5-7", {"2024-05-07"}),
+    ("due 2024.05.07 or 2024/5/8", {"2024-05-07", "2024-05-08"}),
     ("due 07/05/2024", {"2024-07-05", "2024-05-07"}),  # either order: both readings
     ("the 14th of November", {"xxxx-11-14"}),
     ("Meeting notes, nothing dated. 500 May-flowers.", set()),

@@ -27,7 +27,7 @@ _MONTHS = {
 # Words that join the days of a range or a list to their month ("the 1st to the 5th of May").
 _JOINERS = frozenset(["the", "of", "to", "and", "or", "until", "till", "through", "thru",
                       "from", "-", "–", "—", "&", ",", "on"])
-_TOKEN = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{4}|\d{4}/\d{1,2}/\d{1,2}"
+_TOKEN = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{4}|\d{4}[/.]\d{1,2}[/.]\d{1,2}"
                     r"|\d+(?:st|nd|rd|th)?|[^\W\d_]+|[-–—&,]", re.IGNORECASE)
 _DAY = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?", re.IGNORECASE)
 _YEAR = re.compile(r"(?:19|20)\d\d")
