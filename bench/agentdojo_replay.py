@@ -19,8 +19,14 @@ Attack: for each (user task, injection task) pair and each attack template, the 
 injected; the user task's calls run first (their outputs carry the injection), then the
 injection task's ground-truth calls (what a hijacked agent would do, whatever it read).
 Reported per template: attacks_succeeded (the security oracle says the attack worked despite
-the gate) over the pairs where it succeeds with no gate, split by whether the attack sends data
-somewhere (exfiltration) or not.
+the gate) over the pairs where it succeeds with no gate, split by what the attack does: sends
+data somewhere (exfiltration), makes other calls (other), or makes no call at all and only wants
+the model to say something (output). An output goal has no call to gate: it counts as succeeded
+when a result carrying the injection reached the model (was not withheld).
+
+--explain FILE writes every attack that still succeeds as a JSON line: the attacker's calls,
+their verdicts, and where each argument value was first seen (a flagged or clean result, as a
+structured field or in free text, or nowhere).
 """
 
 from __future__ import annotations
@@ -112,6 +118,11 @@ class Run:
     asks: int = 0
     attacker: Counter[str] = field(default_factory=Counter)  # verdicts of attacker calls
     results: Counter[str] = field(default_factory=Counter)  # detector verdicts on results
+    seen: list[tuple[str, Any, str]] = field(default_factory=list)  # (tool, result, verdict)
+    calls: list[dict[str, Any]] = field(default_factory=list)  # attacker calls, for --explain
+    asked: list[str] = field(default_factory=list)  # the user's calls that were asked
+    timeouts: int = 0  # results the detector did not finish scanning in its time budget
+    reached: bool = False  # a result carrying the injection reached the model (not withheld)
 
 
 class Replayer:
@@ -140,14 +151,18 @@ class Replayer:
             if entry.get("exfiltrating")
         }
 
-    def sends(self, injection_task: Any) -> bool:
-        """Does the attacker's plan send something somewhere (a sink call with a destination)?"""
+    def kind(self, injection_task: Any) -> str:
+        """`exfiltration` when the attacker's plan sends something somewhere (a sink call with
+        a destination), `output` when it makes no call at all (the goal is what the model
+        says), else `other`."""
         env = self.suite.load_and_inject_default_environment({})
-        return any(
-            call.function in self.sinks
-            and any(call.args.get(p) for p in self.sinks[call.function])
-            for call in injection_task.ground_truth(env)
-        )
+        calls = injection_task.ground_truth(env)
+        if not calls:
+            return "output"
+        sends = any(call.function in self.sinks
+                    and any(call.args.get(p) for p in self.sinks[call.function])
+                    for call in calls)
+        return "exfiltration" if sends else "other"
 
     def engine(self) -> Any:
         from proxy.store.database import Database
@@ -171,8 +186,14 @@ class Replayer:
             decision = engine.decide(call.function, args)
             if attacker:
                 run.attacker[decision.verdict] += 1
+                run.calls.append({"tool": call.function, "args": jsonable(args),
+                                  "verdict": decision.verdict, "contract": decision.contract,
+                                  "reason": decision.reason,
+                                  "values": provenance(args, run.seen)})
             if decision.verdict == "ask":
                 run.asks += int(not attacker)
+                if not attacker:
+                    run.asked.append(f"{call.function}: {decision.reason}")
                 if self.human == "none":
                     decision = replace(decision, verdict="deny")
                 else:
@@ -189,8 +210,12 @@ class Replayer:
             engine.result_seen(call.function, mcp, args)
             verdict = "pass"
             if self.detector is not None:
-                verdict = self.detector.inspect_result("tools/call", mcp).verdict
+                inspection = self.detector.inspect_result("tools/call", mcp)
+                verdict = inspection.verdict
+                # Past the time budget, the verdict is on_timeout's (warn): noise under load.
+                run.timeouts += int(inspection.timed_out)
             run.results[verdict] += 1
+            run.seen.append((call.function, mcp, verdict))
             if hasattr(engine, "result_inspected"):  # absent before injected-action tracking
                 engine.result_inspected(call.function, mcp, verdict)
 
@@ -219,12 +244,43 @@ class Replayer:
             engine = self.engine()
             self.play(engine, env, user_task.ground_truth(pre), run, False, trace)
             self.play(engine, env, injection_task.ground_truth(pre), run, True, trace)
+            run.reached = any(verdict != "block" and carries(result, injections)
+                              for _tool, result, verdict in run.seen)
         else:
             runtime = FunctionsRuntime(self.suite.tools)
             for call in [*user_task.ground_truth(pre), *injection_task.ground_truth(pre)]:
                 runtime.run_function(env, call.function, dict(call.args))
                 trace.append(call)
         return run, self.oracle(injection_task, pre, env, trace)
+
+
+def carries(result: Any, injections: dict[str, str]) -> bool:
+    """Does a tool result hold one of the injected texts?"""
+    from proxy.engine.hot_values import result_parts
+
+    free, structured = result_parts(result)
+    flat = " ".join(" ".join([*free, *(v for v, _ in structured)]).split())
+    return any(p in flat for p in (" ".join(v.split())[:60] for v in injections.values()) if p)
+
+
+def provenance(args: dict[str, Any], seen: list[tuple[str, Any, str]]) -> dict[str, str]:
+    """Where each argument value was first seen: `flagged|clean free|structured TOOL`, or
+    `nowhere` (the attacker's own value, never read in a result)."""
+    from proxy.engine.hot_values import _occurs, argument_values, normalize_text, result_parts
+
+    out = {}
+    for path, value in argument_values(args):
+        out[path] = f"{value!r}: nowhere"
+        for tool, result, verdict in seen:
+            free, structured = result_parts(result)
+            flag = "flagged" if verdict in ("warn", "block") else "clean"
+            if any(_occurs(value, normalize_text(v)) for v, _ in structured):
+                out[path] = f"{value!r}: {flag} structured {tool}"
+                break
+            if any(_occurs(value, normalize_text(t)) for t in free):
+                out[path] = f"{value!r}: {flag} free {tool}"
+                break
+    return out
 
 
 class _Named:
@@ -243,6 +299,9 @@ def main() -> int:
     parser.add_argument("--human", choices=["approve", "none"], default="approve")
     parser.add_argument("--no-detector", action="store_true", help="engine only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--explain", type=Path,
+                        help="write every attack that still succeeds here (JSON lines): the "
+                        "attacker's calls, their verdicts and where their values came from")
     opts = parser.parse_args()
     warnings.filterwarnings("ignore")
     from detector_corpora import Absent, attack_pairs, use_corpora
@@ -263,12 +322,14 @@ def main() -> int:
     suites = get_suites(opts.version)
     started = time.perf_counter()
     benign_ok, benign_total, asks_per_task, blocked_calls = 0, 0, [], 0
+    benign_timeouts = attack_timeouts = 0
     blocked_tasks: list[str] = []
-    templates = opts.attacks.split(",")
+    templates = [t for t in opts.attacks.split(",") if t]  # none: the benign tasks only
     # per template and kind: [succeeds ungated, still succeeds gated, stopped by deny]
-    pairs = {t: {"exfiltration": [0, 0, 0], "other": [0, 0, 0]} for t in templates}
+    pairs = {t: {k: [0, 0, 0] for k in ("exfiltration", "other", "output")} for t in templates}
     results: Counter[str] = Counter()
     ungated: dict[tuple[str, str, str], bool] = {}
+    explain = opts.explain.open("w") if opts.explain else None
     with tempfile.TemporaryDirectory() as tmp_dir:
         for name in opts.suites.split(","):
             suite = suites[name]
@@ -277,6 +338,10 @@ def main() -> int:
                 run, utility = rep.benign(user_task)
                 benign_total += 1
                 asks_per_task.append(run.asks)
+                benign_timeouts += run.timeouts
+                if explain is not None and run.asked:
+                    explain.write(json.dumps({"benign": f"{name}/{user_task.ID}",
+                                              "asked": run.asked}) + "\n")
                 if not run.denied and utility:
                     benign_ok += 1
                 if run.denied:
@@ -295,11 +360,23 @@ def main() -> int:
                     run, still = rep.attack(user_task, injection_task, injections,
                                             gated=True)
                     results.update(run.results)
-                    kind = "exfiltration" if rep.sends(injection_task) else "other"
+                    attack_timeouts += run.timeouts
+                    kind = rep.kind(injection_task)
+                    if kind == "output":
+                        # No call to gate: the attack succeeds when the model read it, that is
+                        # unless every result carrying the injection was withheld.
+                        still = run.reached
                     bucket = pairs[template][kind]
                     bucket[0] += 1
                     bucket[1] += int(still)
                     bucket[2] += int(run.attacker["deny"] > 0)
+                    if explain is not None and still:
+                        explain.write(json.dumps({
+                            "template": template, "suite": name, "kind": kind,
+                            "user_task": user_task.ID, "injection_task": injection_task.ID,
+                            "prompt": user_task.PROMPT, "goal": injection_task.GOAL,
+                            "results": [f"{t}:{v}" for t, _r, v in run.seen],
+                            "calls": run.calls}) + "\n")
             print(f"{name:<10} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr,
                   flush=True)
     figures = {
@@ -313,6 +390,8 @@ def main() -> int:
         "benign_blocked_examples": blocked_tasks,
         "asks_per_task_median": statistics.median(asks_per_task),
         "asks_per_task_max": max(asks_per_task),
+        "asks_total": sum(asks_per_task),
+        "benign_detector_timeouts": benign_timeouts,
         "attacks_succeeded": {
             t: {k: {"ungated": v[0], "succeeded": v[1], "stopped_by_deny": v[2]}
                 for k, v in kinds.items()}
@@ -322,6 +401,7 @@ def main() -> int:
                                        for v in kinds.values()),
         "attack_pairs_total": sum(v[0] for kinds in pairs.values() for v in kinds.values()),
         "attacked_result_verdicts": dict(results),
+        "attacked_detector_timeouts": attack_timeouts,
         "seconds": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(figures, indent=2))

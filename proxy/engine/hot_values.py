@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from proxy.decision import Decision
+from proxy.engine.dates import date_keys, matches
 from proxy.engine.destinations import extract_destinations
 from proxy.engine.leaves import scalar_leaves
 from proxy.engine.taint import json_or_none
@@ -38,17 +41,22 @@ MAX_SESSION_TEXT = 8 * 1024 * 1024  # clean free text kept for this session
 MAX_VALUE = 200  # longer argument strings are content: only the identifiers inside count
 _FLAGGED = ("warn", "block")
 
-# Tool names whose words say they change something (split at _ - . and camel case).
+# Tool names whose words say they change something (split at _ - . and camel case). A verb
+# with re- or un- in front counts too (reschedule, unshare, reopen, undelete).
 STATE_VERBS = frozenset(
     [
-        "add", "append", "approve", "archive", "assign", "ban", "block", "book", "buy",
-        "cancel", "change", "charge", "close", "commit", "create", "decline", "delete",
-        "deploy", "disable", "drop", "edit", "enable", "exec", "execute", "fork", "forward",
-        "grant", "insert", "install", "invite", "kick", "merge", "modify", "move", "order",
-        "pay", "post", "publish", "purchase", "purge", "push", "put", "refund", "register",
-        "remove", "rename", "reply", "replace", "reserve", "reset", "revoke", "run",
-        "schedule", "send", "set", "share", "submit", "subscribe", "transfer",
-        "unsubscribe", "update", "upload", "write",
+        "accept", "add", "append", "apply", "approve", "archive", "assign", "attach", "ban",
+        "block", "book", "buy", "cancel", "change", "charge", "clear", "close", "comment",
+        "commit", "confirm", "create", "decline", "delete", "deploy", "deposit", "destroy",
+        "detach", "disable", "drop", "edit", "empty", "enable", "erase", "exec", "execute",
+        "fork", "forward", "grant", "import", "insert", "install", "invite", "kick", "kill",
+        "label", "link", "lock", "mark", "merge", "modify", "move", "mute", "order",
+        "patch", "pay", "pin", "post", "publish", "purchase", "purge", "push", "put",
+        "refund", "register", "reject", "release", "remove", "rename", "reopen", "reply", "replace",
+        "reserve", "reset", "respond", "restart", "restore", "revert", "revoke", "rollback",
+        "run", "save", "schedule", "send", "set", "share", "sign", "start", "stop", "submit",
+        "subscribe", "terminate", "transfer", "trash", "truncate", "unlink", "update",
+        "upload", "upsert", "void", "vote", "wipe", "withdraw", "write",
     ]
 )
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
@@ -56,6 +64,11 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # comma instead of trying the lookbehind at every position of a 64 KB text.
 _THOUSANDS = re.compile(r",(?<=\d,)(?=\d{3}\b)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_LEADING_ZERO = re.compile(r"-?0\d")
+_ID_WORDS = frozenset(["id", "ids", "uuid", "uuids", "guid"])
+_SECRET_WORDS = frozenset(["password", "passwd", "passphrase", "passcode", "pwd", "pin",
+                           "secret"])
+_MAX_CONTEXTS = 16  # listings remembered per structured value
 
 
 def state_changing(tool: str, definition: dict[str, Any] | None) -> bool:
@@ -64,15 +77,24 @@ def state_changing(tool: str, definition: dict[str, Any] | None) -> bool:
     if isinstance(hints, dict):
         if hints.get("readOnlyHint") is True:
             return False
-        if hints.get("destructiveHint") is True:
+        # An explicit readOnlyHint false is the server saying the tool modifies something.
+        if hints.get("destructiveHint") is True or hints.get("readOnlyHint") is False:
             return True
-    return any(word.casefold() in STATE_VERBS for word in _WORDS.findall(tool))
+    return any(_is_verb(word.casefold()) for word in _WORDS.findall(tool))
+
+
+def _is_verb(word: str) -> bool:
+    if word in STATE_VERBS:
+        return True
+    return word[:2] in ("re", "un") and word[2:] in STATE_VERBS
 
 
 def normalize_text(text: str) -> str:
-    """Casefolded, thousands separators dropped, every whitespace run one space. str.split()
-    and re's \\s agree on what whitespace is; splitting and joining is about ten times faster
-    than substituting each run."""
+    """NFKC (full-width "１３" is 13, "ﬁle" is file), casefolded, thousands separators dropped,
+    every whitespace run one space. str.split() and re's \\s agree on what whitespace is;
+    splitting and joining is about ten times faster than substituting each run."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     text = text.casefold()
     if "," in text:
         text = _THOUSANDS.sub("", text)
@@ -89,7 +111,8 @@ def normalize_value(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = str(value).strip().strip("'\"").strip()
-    if _NUMBER.fullmatch(text):
+    # "10000.0" is 10000; "0012345678" is an account number, not 12345678.
+    if _NUMBER.fullmatch(text) and not _LEADING_ZERO.match(text):
         number = float(text)
         text = str(int(number)) if number.is_integer() else text
     return normalize_text(text)
@@ -131,33 +154,55 @@ def _occurs(value: str, text: str) -> bool:
     return False
 
 
-def result_parts(result: Any) -> tuple[list[str], list[str]]:
+# Separators an id is written with or without ("GB29 NWBK 6016 ...", "+1 (555) 010-2233").
+_SEPARATORS = r"[\s\-./()+]*"
+_COMPACT_MIN = 8
+_COMPACT_DIGITS = 5
+
+
+def _spaced_pattern(value: str) -> re.Pattern[str] | None:
+    """For an id-like value (letters and digits, eight or more once separators are dropped),
+    a pattern that finds it however it was grouped; None for anything else."""
+    compact = re.sub(_SEPARATORS, "", value)
+    if len(compact) < _COMPACT_MIN or not compact.isalnum() or sum(
+            ch.isdigit() for ch in compact) < _COMPACT_DIGITS:
+        return None
+    # A literal first, then the look-behind: re scans for a leading literal fast (6x here).
+    first = re.escape(compact[0])
+    rest = "".join(_SEPARATORS + re.escape(ch) for ch in compact[1:])
+    return re.compile(rf"{first}(?<![^\W_]{first}){rest}(?![^\W_])")
+
+
+def result_parts(result: Any) -> tuple[list[str], list[tuple[str, str]]]:
     """(free texts, structured values) of a result: a string that is a whole field of JSON
-    data (or a short one-line text) is structured; prose is free text."""
+    data (or a short one-line text) is structured; prose is free text. Each structured value
+    comes with the keys of the object holding it (casefolded, space-separated): what kind of
+    thing it is an id of."""
     free: list[str] = []
-    structured: list[str] = []
+    structured: list[tuple[str, str]] = []
 
     def walk(node: Any, top: bool) -> None:
         # A stack, not recursion: a result's text can be JSON nested deeper than Python recurses.
-        stack = [(node, top)]
+        stack = [(node, top, "")]
         while stack:
-            node, top = stack.pop()
+            node, top, keys = stack.pop()
             if isinstance(node, str):
                 parsed = json_or_none(node) if top else None
                 if parsed is not None:
-                    stack.append((parsed, False))
+                    stack.append((parsed, False, keys))
                 elif len(node) <= 120 and "\n" not in node and len(node.split()) <= 8:
-                    structured.append(node)
+                    structured.append((node, keys))
                 else:
                     free.append(node)
             elif isinstance(node, bool) or node is None:
                 continue
             elif isinstance(node, (int, float)):
-                structured.append(str(node))
+                structured.append((str(node), keys))
             elif isinstance(node, dict):
-                stack += reversed([(value, False) for value in node.values()])
+                inner = " ".join(str(k) for k in node)[:500].casefold()
+                stack += reversed([(value, False, inner) for value in node.values()])
             elif isinstance(node, list):
-                stack += reversed([(value, False) for value in node])
+                stack += reversed([(value, False, keys) for value in node])
 
     if isinstance(result, dict):
         for block in result.get("content") or []:
@@ -179,6 +224,10 @@ class HotText:
     verdict: str
     text: str  # normalised
 
+    @cached_property
+    def dates(self) -> set[str]:
+        return date_keys(self.text)
+
     def origin(self, value: str) -> dict[str, Any]:
         return {"value": value, "server": self.server, "tool": self.tool,
                 "session_id": self.session_id, "ts": self.ts, "provenance": "flagged",
@@ -197,20 +246,24 @@ class HotValues:
         self._last_row = 0
         self._free: list[tuple[str, str]] = []  # (tool, normalised clean free text)
         self._free_size = 0
-        self._structured: set[str] = set()
+        # value -> where it was a field: "tool key key ..." (the listing and its object's keys)
+        self._structured: dict[str, set[str]] = {}
 
     # -- what results bring ----------------------------------------------------------------
 
     def record(self, tool: str, result: Any, verdict: str) -> None:
         free, structured = result_parts(result)
         if verdict in _FLAGGED:
-            text = normalize_text("\n".join([*free, *structured]))[:MAX_TEXT]
+            text = normalize_text("\n".join([*free, *(v for v, _ in structured)]))[:MAX_TEXT]
             hot = HotText(self.server, tool, self.session_id, time.time(), verdict, text)
             self._flagged.append(hot)
             self._store.record(hot.server, hot.tool, hot.session_id, hot.ts, hot.verdict,
                                hot.text)
             return
-        self._structured.update(normalize_value(v) for v in structured)
+        for value, keys in structured:
+            contexts = self._structured.setdefault(normalize_value(value), set())
+            if len(contexts) < _MAX_CONTEXTS:
+                contexts.add(f"{tool.casefold()} {keys}")
         for text in free:
             if self._free_size > MAX_SESSION_TEXT:
                 break
@@ -243,32 +296,71 @@ class HotValues:
             return decision  # reads and the like: nothing to review
         values = [(p, v) for p, v in argument_values(arguments) if not exempt(v)]
         for path, value in values:
+            dates = date_keys(value) if changing else set()
+            spaced = None if dates else _spaced_pattern(value)  # a date is matched as a date
             for hot in self._all_flagged():
-                if _occurs(value, hot.text):
+                # A date counts however it was written ("the 5th of May 2024" is 2024-05-05),
+                # an id however it was grouped.
+                date = matches(dates, hot.dates) if dates else None
+                if (date is not None or _occurs(value, hot.text)
+                        or (spaced is not None and spaced.search(hot.text) is not None)):
                     where = f"{hot.server}.{hot.tool}" if hot.tool else hot.server
+                    named = f" (the date {date})" if date is not None else ""
                     return Decision(
                         "deny", "injected_action",
-                        f"{path}={value!r} came from a result of {where} that the "
+                        f"{path}={value!r}{named} came from a result of {where} that the "
                         f"detector flagged as prompt injection ({hot.verdict})",
                         origin=hot.origin(value),
                         detail={"param": path, "value": value, "state_changing": changing},
                     )
-        if changing and decision.verdict == "allow" and decision.contract != "sink_gate":
-            # A send's content is content (the sink gate judged its destinations); elsewhere,
-            # identifiers and names, not every word a document shares with the call.
+        skip = _content_paths(arguments, decision)
+        if changing and decision.verdict == "allow" and skip is not None:
+            # Identifiers and names, not every word a document shares with the call. A send's
+            # destinations were judged by the sink gate and its content goes with it; a call
+            # of a sending tool with no destination is a state change like any other.
             for path, value in values:
-                if value in self._structured or not _identifier_like(value):
+                thing = _id_of(path)
+                secret = _names_a_secret(path)
+                if path in skip or self._listed(value, thing) or not (
+                        _identifier_like(value) or thing is not None or secret):
                     continue
                 source = self._clean_source(value)
-                if source is not None:
-                        return Decision(
-                            "ask", "injected_action",
-                            f"{path}={value!r} appears only in the text of a document "
-                            f"({self.server}.{source} output), not in a listing: check it is "
-                            "what you asked for",
-                            detail={"param": path, "value": value, "provenance": "free_text"},
-                        )
+                if source is None:
+                    continue
+                where = f"{self.server}.{source}"
+                if secret:
+                    # A password is the user's to choose; one a document supplies is planted.
+                    return Decision(
+                        "deny", "injected_action",
+                        f"{path} is set to a value that only the text of a document gives "
+                        f"({where} output): a password an untrusted document chose",
+                        detail={"param": path, "provenance": "free_text"},
+                    )
+                if thing is not None:
+                    # An id is what a listing shows; one that only a document's prose names is
+                    # what an injection plants (measured: no benign task passes one).
+                    kind = f"{thing} " if thing else ""
+                    return Decision(
+                        "deny", "injected_action",
+                        f"{path}={value!r} is the id of a {kind}that no listing showed; only "
+                        f"the text of a document names it ({where} output): list them first",
+                        detail={"param": path, "value": value, "provenance": "free_text"},
+                    )
+                return Decision(
+                    "ask", "injected_action",
+                    f"{path}={value!r} appears only in the text of a document "
+                    f"({where} output), not in a listing: check it is what you asked for",
+                    detail={"param": path, "value": value, "provenance": "free_text"},
+                )
         return decision
+
+    def _listed(self, value: str, thing: str | None) -> bool:
+        """Was `value` a field of a clean listing, and, for the id of a `thing` (a file_id),
+        a field of a listing of such things? Event 13 of a calendar does not vouch for file 13."""
+        contexts = self._structured.get(value)
+        if not contexts:
+            return False
+        return not thing or any(thing in context for context in contexts)
 
     def _clean_source(self, value: str) -> str | None:
         """The tool whose clean free text (this session) contains `value`, if any."""
@@ -276,6 +368,34 @@ class HotValues:
             if _occurs(value, text):
                 return source
         return None
+
+
+def _content_paths(arguments: dict[str, Any], decision: Decision) -> set[str] | None:
+    """Of a call the sink gate judged, the paths not to weigh as free-text values: None (all)
+    for a send with a destination, whose content goes with it; for one with no destination
+    (an event with no participants: a state change like any other), its long strings."""
+    if decision.contract != "sink_gate":
+        return set()
+    if decision.detail.get("destinations"):
+        return None
+    return {path for path, leaf in scalar_leaves(arguments)
+            if isinstance(leaf, str) and len(leaf) > MAX_VALUE}
+
+
+def _names_a_secret(path: str) -> bool:
+    """Does the argument hold a credential (`password`, `new_passphrase`, `pin`)?"""
+    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    return any(w.casefold() in _SECRET_WORDS for w in _WORDS.findall(key))
+
+
+def _id_of(path: str) -> str | None:
+    """For an argument naming an id (`file_id`, `eventId`, `email_ids[0]`), the thing it is
+    the id of ("file"; "" for a bare `id`); None for any other argument."""
+    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    words = [w.casefold() for w in _WORDS.findall(key)]
+    if not words or words[-1] not in _ID_WORDS:
+        return None
+    return words[-2].removesuffix("s") if len(words) > 1 else ""
 
 
 def _identifier_like(value: str) -> bool:
