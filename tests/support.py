@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,3 +87,20 @@ def serve(approvers: list[Approver], *args: str) -> Approver:
     approvers.append(approver)
     approver.wait_for("gatewatch approve: serving")
     return approver
+
+
+async def call(client: Any, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+    """A tools/call through an SDK client: (is_error, the text of the result)."""
+    result = await client.call_tool(tool, args)
+    return bool(result.is_error), "".join(getattr(b, "text", "") for b in result.content)
+
+
+def audited(db: Path, tool: str) -> list[tuple[str, str]]:
+    """(verdict, contract) of each audited request for `tool`, oldest first."""
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT verdict, contract FROM events WHERE tool = ? AND direction = 'c2s' "
+            "AND kind = 'request' ORDER BY id", (tool,)).fetchall()
+    finally:
+        conn.close()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.relay_pipes import wait_for
-from tests.support import GATEWATCH, child_env, upstream
+from tests.support import GATEWATCH, audited, call, child_env, upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -31,10 +31,6 @@ async def proxied(name: str) -> AsyncIterator[Any]:
         yield client
 
 
-async def call(client: Any, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-    result = await client.call_tool(tool, args)
-    return bool(result.is_error), "".join(getattr(b, "text", "") for b in result.content)
-
 
 def hot_rows(db: Path) -> list[tuple[str, str]] | None:
     if not db.exists():
@@ -48,15 +44,6 @@ def hot_rows(db: Path) -> list[tuple[str, str]] | None:
         conn.close()
     return rows or None
 
-
-def audited(db: Path, tool: str) -> list[tuple[str, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT verdict, contract FROM events WHERE tool = ? AND direction = 'c2s' "
-            "AND kind = 'request' ORDER BY id", (tool,)).fetchall()
-    finally:
-        conn.close()
 
 
 async def test_values_from_a_flagged_result_cannot_drive_state_changing_calls(db_file: Path):

@@ -7,7 +7,6 @@ the drive listing shows it, go through.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.relay_pipes import wait_for
-from tests.support import GATEWATCH, child_env, upstream
+from tests.support import GATEWATCH, audited, call, child_env, upstream
 
 pytestmark = pytest.mark.e2e
 
@@ -32,19 +31,6 @@ async def proxied() -> AsyncIterator[Any]:
         yield client
 
 
-async def call(client: Any, tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-    result = await client.call_tool(tool, args)
-    return bool(result.is_error), "".join(getattr(b, "text", "") for b in result.content)
-
-
-def audited(db: Path, tool: str) -> list[tuple[str, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT verdict, contract FROM events WHERE tool = ? AND direction = 'c2s' "
-            "AND kind = 'request' ORDER BY id", (tool,)).fetchall()
-    finally:
-        conn.close()
 
 
 async def test_a_booking_on_dates_a_flagged_review_wrote_in_prose_is_denied(db_file: Path):
