@@ -59,6 +59,13 @@ grep -qx "Exec=\"$venv/bin/gatewatch\"" "$desktop" || fail "desktop entry Exec l
 # The venv holds a real install, not a link back to this checkout.
 "$venv/bin/python" -I -c 'import proxy, sys; sys.exit("site-packages" not in proxy.__file__)' \
   || fail "proxy is not installed into the venv's site-packages"
+# With a compiler on the machine the wheel carries the detector's C extension (doctor only
+# warns when it is missing, which would let a broken build hook pass unnoticed).
+if command -v cc >/dev/null 2>&1; then
+  "$venv/bin/python" -I -c 'import sys; from proxy.detector import native
+sys.exit(None if native.load() is not None else native.status())' \
+    || fail "the installed Gatewatch runs the detector's Python path although a C compiler is here"
+fi
 
 step "wrap a client config, then gatewatch doctor"
 claude="$HOME/.config/Claude/claude_desktop_config.json"
