@@ -198,6 +198,16 @@ def test_an_id_in_no_listing_at_all_is_denied_when_prose_names_it(engine):
     assert engine.decide("close_ticket", {"ticket_id": "77b1-0001"}).verdict == "allow"
 
 
+def test_a_listing_whose_name_only_contains_the_kind_does_not_vouch_for_the_id(engine):
+    """"profile" contains "file", "mobile" too: a listing of profiles (or of a tool named so)
+    is not a listing of files, so file 13 that only the event's prose names stays denied."""
+    seen(engine, "search_events", listing(EVENT), "pass")
+    seen(engine, "get_profile", listing({"id_": "13", "profile": "mobile"}), "pass")
+    seen(engine, "list_profiles", listing({"id_": "13", "filetype": "x"}), "pass")
+    d = engine.decide("delete_file", {"file_id": "13"})
+    assert (d.verdict, d.contract) == ("deny", "injected_action"), d
+
+
 def test_an_id_from_a_listing_of_that_kind_is_allowed(engine):
     seen(engine, "search_events", listing(EVENT), "pass")
     seen(engine, "list_files", listing({"id_": "13", "filename": "sales.xlsx"}), "pass")

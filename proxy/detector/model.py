@@ -83,8 +83,8 @@ def tokens(folded: str) -> list[str]:
         module = native.load()
         if module is not None:  # the words and their repairs in one C pass (same tokens)
             found = module.ascii_tokens(folded, repair, _REPAIR_FROM, MAX_REPAIRED)
-            assert found is not None
-            return found
+            if found is not None:  # None only for text that is not ASCII
+                return found
         toks = ascii_words(folded)
     else:
         toks = _TOKEN.findall(_DIGITS.sub("0", folded))

@@ -24,7 +24,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from proxy.decision import Decision
@@ -360,7 +360,7 @@ class HotValues:
         contexts = self._structured.get(value)
         if not contexts:
             return False
-        return not thing or any(thing in context for context in contexts)
+        return not thing or any(thing in _things(context) for context in contexts)
 
     def _clean_source(self, value: str) -> str | None:
         """The tool whose clean free text (this session) contains `value`, if any."""
@@ -382,17 +382,28 @@ def _content_paths(arguments: dict[str, Any], decision: Decision) -> set[str] | 
             if isinstance(leaf, str) and len(leaf) > MAX_VALUE}
 
 
+@lru_cache(maxsize=1024)
+def _things(context: str) -> frozenset[str]:
+    """The words of a listing's context ("list_files id_ filename"), plurals as singulars:
+    whole words, so a listing of profiles is not one of files."""
+    return frozenset(w.casefold().removesuffix("s") for w in _WORDS.findall(context))
+
+
+def _key_words(path: str) -> list[str]:
+    """The casefolded words of an argument path's last key (`email_ids[0]` -> email, ids)."""
+    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    return [w.casefold() for w in _WORDS.findall(key)]
+
+
 def _names_a_secret(path: str) -> bool:
     """Does the argument hold a credential (`password`, `new_passphrase`, `pin`)?"""
-    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
-    return any(w.casefold() in _SECRET_WORDS for w in _WORDS.findall(key))
+    return any(w in _SECRET_WORDS for w in _key_words(path))
 
 
 def _id_of(path: str) -> str | None:
     """For an argument naming an id (`file_id`, `eventId`, `email_ids[0]`), the thing it is
     the id of ("file"; "" for a bare `id`); None for any other argument."""
-    key = path.rsplit(".", 1)[-1].split("[", 1)[0]
-    words = [w.casefold() for w in _WORDS.findall(key)]
+    words = _key_words(path)
     if not words or words[-1] not in _ID_WORDS:
         return None
     return words[-2].removesuffix("s") if len(words) > 1 else ""
