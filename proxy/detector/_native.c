@@ -874,6 +874,356 @@ static PyObject *flat(PyObject *self, PyObject *text) {
     return out;
 }
 
+/* -- the engine's destination finder (proxy/engine/destinations.py) -------------------------
+ *
+ * dotted() is _find_dotted's walk over the dots of a text and channels() is the '#' finder,
+ * each giving the spans the Python path hands to `add`; keys (canonical_ip, _url_key, casefold)
+ * and the overlap bookkeeping stay in Python. Every character class is the one Python's
+ * regex engine uses on str: \w is Py_UNICODE_ISALNUM or '_', \d Py_UNICODE_ISDECIMAL, \s
+ * Py_UNICODE_ISSPACE; [A-Za-z0-9] are ASCII. tests/test_destinations_native.py holds them to
+ * the Python path. */
+
+#define RD(i) PyUnicode_READ(kind, data, (i))
+
+static inline int ascii_alpha(Py_UCS4 c) { return (c | 32) >= 'a' && (c | 32) <= 'z'; }
+static inline int ascii_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
+static inline int ascii_alnum(Py_UCS4 c) { return ascii_alpha(c) || ascii_digit(c); }
+static inline int label_char(Py_UCS4 c) { return ascii_alnum(c) || c == '-'; }
+static inline int word_char(Py_UCS4 c) { return c == '_' || Py_UNICODE_ISALNUM(c); }
+static inline int strip_char(Py_UCS4 c) {  /* .rstrip(".,;:!?") */
+    return c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?';
+}
+static inline int path_char(Py_UCS4 c) {  /* [^\s<>"'`)\]}] */
+    return !(c == '<' || c == '>' || c == '"' || c == '\'' || c == '`' || c == ')' ||
+             c == ']' || c == '}' || Py_UNICODE_ISSPACE(c));
+}
+
+/* _FIRST_DOT_REVERSED: the length of the first label that the dot at `dot` ends (1..63
+ * label characters, nothing before them that continues a name, an ASCII letter or digit
+ * after the dot), or 0. */
+static Py_ssize_t first_label(int kind, const void *data, Py_ssize_t n, Py_ssize_t dot) {
+    if (dot + 1 >= n || !ascii_alnum(RD(dot + 1)))
+        return 0;
+    Py_ssize_t len = 0;
+    while (len < 64 && dot - len > 0 && label_char(RD(dot - len - 1)))
+        len++;
+    if (len == 0 || len > 63)
+        return 0;
+    if (dot - len > 0) {
+        Py_UCS4 before = RD(dot - len - 1);
+        if (word_char(before) || before == '@' || before == '.' || before == '/' ||
+            before == '-')
+            return 0;
+    }
+    return len;
+}
+
+/* _IPV4_RE.match(text, start): where it ends, or -1. */
+static Py_ssize_t ipv4_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t start) {
+    Py_ssize_t p = start;
+    for (int octet = 0; octet < 4; octet++) {
+        Py_ssize_t run = 0;
+        while (p + run < n && run < 4 && Py_UNICODE_ISDECIMAL(RD(p + run)))
+            run++;
+        if (run == 0 || run > 3)
+            return -1;
+        p += run;
+        if (octet < 3) {
+            if (p >= n || RD(p) != '.')
+                return -1;
+            p++;
+        }
+    }
+    /* (?![\d.]*\d): no digit in the run of digits and dots that follows */
+    for (Py_ssize_t q = p; q < n; q++) {
+        Py_UCS4 c = RD(q);
+        if (Py_UNICODE_ISDECIMAL(c))
+            return -1;
+        if (c != '.')
+            break;
+    }
+    return p;
+}
+
+/* _HOST_RE.match(text, start): where it ends, or -1; *tld_at and *tld_len locate its last
+ * label. Each (label '.') repetition can match only one way (a label runs to the next dot),
+ * so the regex's backtracking is: the most repetitions (at most 126) whose last dot is
+ * followed by two ASCII letters, the letters taken greedily up to 24. */
+static Py_ssize_t host_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t start,
+                           Py_ssize_t *tld_at, Py_ssize_t *tld_len) {
+    Py_ssize_t after_dot[127];
+    int reps = 0;
+    Py_ssize_t p = start;
+    while (reps < 126) {
+        Py_ssize_t len = 0;
+        while (p + len < n && len < 64 && label_char(RD(p + len)))
+            len++;
+        if (len == 0 || len > 63 || p + len >= n || RD(p + len) != '.' ||
+            RD(p) == '-' || RD(p + len - 1) == '-')
+            break;
+        p += len + 1;
+        after_dot[++reps] = p;
+    }
+    for (int k = reps; k >= 1; k--) {
+        Py_ssize_t q = after_dot[k], letters = 0;
+        while (q + letters < n && letters < 24 && ascii_alpha(RD(q + letters)))
+            letters++;
+        if (letters < 2)
+            continue;
+        *tld_at = q;
+        *tld_len = letters;
+        Py_ssize_t end = q + letters;
+        if (end < n && RD(end) == '.')
+            end++;
+        if (end < n && RD(end) == '/') {
+            end++;
+            while (end < n && path_char(RD(end)))
+                end++;
+        }
+        return end;
+    }
+    return -1;
+}
+
+static int append_span(PyObject *out, Py_ssize_t start, Py_ssize_t end, PyObject *flag) {
+    PyObject *item = Py_BuildValue("(nnO)", start, end, flag);
+    if (!item)
+        return -1;
+    int rc = PyList_Append(out, item);
+    Py_DECREF(item);
+    return rc;
+}
+
+/* _find_dotted's walk: (start, end, is_ip) of each IPv4 match and each host name that
+ * passes _tld_ok and the character after it, in the order `add` sees them. */
+static PyObject *dotted(PyObject *self, PyObject *args) {
+    PyObject *text, *not_tlds;
+    if (!PyArg_ParseTuple(args, "UO!", &text, &PyFrozenSet_Type, &not_tlds))
+        return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    Py_ssize_t done = 0, dot = 0;
+    while (n > 0 && (dot = PyUnicode_FindChar(text, '.', dot, n, 1)) >= 0) {
+        Py_ssize_t here = dot++;
+        if (here < done)
+            continue;
+        Py_ssize_t len = first_label(kind, data, n, here);
+        if (len == 0)
+            continue;
+        Py_ssize_t start = here - len;
+        if (ascii_digit(RD(here - 1)) && ascii_digit(RD(here + 1))) {
+            Py_ssize_t end = ipv4_end(kind, data, n, start);
+            if (end >= 0) {
+                done = end;
+                if (append_span(out, start, end, Py_True) < 0)
+                    goto fail;
+                continue;
+            }
+        }
+        Py_ssize_t tld_at = 0, tld_len = 0;
+        Py_ssize_t end = host_end(kind, data, n, start, &tld_at, &tld_len);
+        if (end < 0)
+            continue;
+        while (end > start && strip_char(RD(end - 1)))
+            end--;
+        done = end;
+        char low[25];
+        for (Py_ssize_t i = 0; i < tld_len; i++)
+            low[i] = (char)(RD(tld_at + i) | 32);
+        PyObject *tld = PyUnicode_FromStringAndSize(low, tld_len);
+        if (!tld)
+            goto fail;
+        int listed = PySet_Contains(not_tlds, tld);
+        Py_DECREF(tld);
+        if (listed < 0)
+            goto fail;
+        if (listed)
+            continue;
+        if (end < n) {
+            Py_UCS4 after = RD(end);
+            if (Py_UNICODE_ISALNUM(after) || after == '_' || after == '@')
+                continue;
+        }
+        if (append_span(out, start, end, Py_False) < 0)
+            goto fail;
+    }
+    if (dot == -2)
+        goto fail;
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* The '#' finder: (start, end) of each _CHANNEL_RE match not glued to what is before it,
+ * trailing dots stripped. The pattern cannot hold a '#', so every '#' is a candidate. */
+static PyObject *channels(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "channels() takes a str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    Py_ssize_t at = 0;
+    while (n > 0 && (at = PyUnicode_FindChar(text, '#', at, n, 1)) >= 0) {
+        Py_ssize_t here = at++;
+        if (here + 1 >= n || !ascii_alpha(RD(here + 1)))
+            continue;
+        Py_ssize_t end = here + 2;
+        while (end < n && end - here - 2 < 79) {
+            Py_UCS4 c = RD(end);
+            if (!(word_char(c) || c == '.' || c == '-'))
+                break;
+            end++;
+        }
+        at = end;
+        if (here > 0) {
+            Py_UCS4 before = RD(here - 1);
+            if (Py_UNICODE_ISALNUM(before) || before == '_' || before == '&' || before == '#' ||
+                before == '/')
+                continue;
+        }
+        while (RD(end - 1) == '.')
+            end--;
+        PyObject *item = Py_BuildValue("(nn)", here, end);
+        if (!item || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    if (at == -2) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+#undef RD
+
+/* _extract's span bookkeeping: the spans found so far, sorted by start and never overlapping;
+ * `add` keeps a span only when it has a key and overlaps none (the first finder to claim
+ * characters keeps them). The Python closures' algorithm (bisect, insert), in C. */
+typedef struct {
+    Py_ssize_t start, end;
+    PyObject *key, *kind;
+} Span;
+
+typedef struct {
+    PyObject_HEAD
+    Span *spans;
+    Py_ssize_t n, cap;
+} Spans;
+
+static void Spans_dealloc(Spans *self) {
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        Py_DECREF(self->spans[i].key);
+        Py_DECREF(self->spans[i].kind);
+    }
+    PyMem_Free(self->spans);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* bisect.bisect_right(starts, start) */
+static Py_ssize_t spans_right(const Spans *self, Py_ssize_t start) {
+    Py_ssize_t lo = 0, hi = self->n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (start < self->spans[mid].start)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+static int spans_taken(const Spans *self, Py_ssize_t start, Py_ssize_t end) {
+    Py_ssize_t i = spans_right(self, start) - 1;
+    if (i >= 0 && self->spans[i].end > start)
+        return 1;
+    return i + 1 < self->n && self->spans[i + 1].start < end;
+}
+
+static PyObject *Spans_taken(Spans *self, PyObject *args) {
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "nn", &start, &end))
+        return NULL;
+    return PyBool_FromLong(spans_taken(self, start, end));
+}
+
+static PyObject *Spans_add(Spans *self, PyObject *args) {
+    Py_ssize_t start, end;
+    PyObject *key, *kind;
+    if (!PyArg_ParseTuple(args, "nnOO", &start, &end, &key, &kind))
+        return NULL;
+    int truth = PyObject_IsTrue(key);
+    if (truth < 0)
+        return NULL;
+    if (!truth || spans_taken(self, start, end))
+        Py_RETURN_NONE;
+    if (self->n == self->cap) {
+        Py_ssize_t cap = self->cap ? self->cap * 2 : 64;
+        Span *grown = PyMem_Realloc(self->spans, (size_t)cap * sizeof(Span));
+        if (!grown)
+            return PyErr_NoMemory();
+        self->spans = grown;
+        self->cap = cap;
+    }
+    Py_ssize_t i = spans_right(self, start);
+    memmove(self->spans + i + 1, self->spans + i, (size_t)(self->n - i) * sizeof(Span));
+    Py_INCREF(key);
+    Py_INCREF(kind);
+    self->spans[i] = (Span){start, end, key, kind};
+    self->n++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Spans_found(Spans *self, PyObject *unused) {
+    PyObject *out = PyTuple_New(self->n);
+    if (!out)
+        return NULL;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        Span *s = &self->spans[i];
+        PyObject *item = Py_BuildValue("(OOnn)", s->key, s->kind, s->start, s->end);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+static PyMethodDef Spans_methods[] = {
+    {"add", (PyCFunction)Spans_add, METH_VARARGS,
+     "add(start, end, key, kind): kept when key is truthy and overlaps no span"},
+    {"taken", (PyCFunction)Spans_taken, METH_VARARGS,
+     "taken(start, end) -> whether a kept span overlaps it"},
+    {"found", (PyCFunction)Spans_found, METH_NOARGS,
+     "found() -> ((key, kind, start, end), ...) left to right"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SpansType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "proxy.detector._native.Spans",
+    .tp_basicsize = sizeof(Spans),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "destinations._extract's spans: sorted, never overlapping.",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Spans_dealloc,
+    .tp_methods = Spans_methods,
+};
+
 static PyMethodDef Model_methods[] = {
     {"score", (PyCFunction)Model_score, METH_VARARGS,
      "score(toks, keep) -> (best, contrib[, unigram, pairs, classes, skipped_u, skipped_b, "
@@ -900,6 +1250,10 @@ static PyMethodDef module_methods[] = {
      "text, or None"},
     {"windows", native_windows, METH_VARARGS,
      "windows(contrib, span) -> (sum, start, length) or None"},
+    {"dotted", dotted, METH_VARARGS,
+     "dotted(text, not_tlds) -> [(start, end, is_ip)]: destinations._find_dotted's spans"},
+    {"channels", channels, METH_O,
+     "channels(text) -> [(start, end)]: destinations' '#' finder's spans"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -917,7 +1271,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     fsum = PyObject_GetAttrString(math, "fsum");
     Py_DECREF(math);
-    if (!fsum || PyType_Ready(&ModelType) < 0)
+    if (!fsum || PyType_Ready(&ModelType) < 0 || PyType_Ready(&SpansType) < 0)
         return NULL;
     for (int ch = 0; ch < 256; ch++)
         is_space_1byte[ch] = Py_UNICODE_ISSPACE((Py_UCS4)ch) ? 1 : 0;
@@ -934,6 +1288,12 @@ PyMODINIT_FUNC PyInit__native(void) {
     Py_INCREF(&ModelType);
     if (PyModule_AddObject(mod, "Model", (PyObject *)&ModelType) < 0) {
         Py_DECREF(&ModelType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    Py_INCREF(&SpansType);
+    if (PyModule_AddObject(mod, "Spans", (PyObject *)&SpansType) < 0) {
+        Py_DECREF(&SpansType);
         Py_DECREF(mod);
         return NULL;
     }

@@ -276,23 +276,37 @@ def extract_destinations(text: str) -> tuple[Found, ...]:
     return _extract(text[:MAX_SCAN])
 
 
-@lru_cache(maxsize=32)
-def _extract(text: str) -> tuple[Found, ...]:
-    spans: list[tuple[int, int, str, str]] = []  # (start, end, key, kind), kept sorted
-    starts: list[int] = []
+class _Spans:
+    """The spans found so far, sorted and never overlapping: a span is kept only when it has a
+    key and overlaps none (the first finder to claim characters keeps them). The C extension's
+    Spans is this, in C."""
 
-    def taken(start: int, end: int) -> bool:
-        i = bisect.bisect_right(starts, start) - 1
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int, str, str]] = []  # (start, end, key, kind)
+        self._starts: list[int] = []
+
+    def taken(self, start: int, end: int) -> bool:
+        spans = self._spans
+        i = bisect.bisect_right(self._starts, start) - 1
         if i >= 0 and spans[i][1] > start:
             return True
         return i + 1 < len(spans) and spans[i + 1][0] < end
 
-    def add(start: int, end: int, key: str | None, kind: str) -> None:
-        if key and not taken(start, end):
-            i = bisect.bisect_right(starts, start)
-            starts.insert(i, start)
-            spans.insert(i, (start, end, key, kind))
+    def add(self, start: int, end: int, key: str | None, kind: str) -> None:
+        if key and not self.taken(start, end):
+            i = bisect.bisect_right(self._starts, start)
+            self._starts.insert(i, start)
+            self._spans.insert(i, (start, end, key, kind))
 
+    def found(self) -> tuple[Found, ...]:
+        return tuple((key, kind, s, e) for s, e, key, kind in self._spans)
+
+
+@lru_cache(maxsize=32)
+def _extract(text: str) -> tuple[Found, ...]:
+    module = _native()
+    spans = _Spans() if module is None else module.Spans()
+    add, taken = spans.add, spans.taken
     if "://" in text:
         _find_urls(text, add)
     if "@" in text:
@@ -304,17 +318,30 @@ def _extract(text: str) -> tuple[Found, ...]:
     if "+" in text or "(" in text or "-" in text:
         _find_phones(text, add)
     if "#" in text:
-        # The pattern cannot hold a second '#', so every '#' that starts a channel is visited.
-        for match in _CHANNEL_RE.finditer(text):
-            at = match.start()
-            if at and (text[at - 1].isalnum() or text[at - 1] in "_&#/"):
-                continue
-            raw = match.group(0).rstrip(".,;:!?")
-            add(at, at + len(raw), raw.casefold(), CHANNEL)
+        for at, end in _channels(text):
+            add(at, end, text[at:end].casefold(), CHANNEL)
     _find_ibans(text, add)
     if not text.isascii():  # last: a name found here never hides one found before
         _find_idn_hosts(text, add, taken)
-    return tuple((key, kind, s, e) for s, e, key, kind in spans)
+    found: tuple[Found, ...] = spans.found()
+    return found
+
+
+def _channels(text: str) -> list[tuple[int, int]]:
+    module = _native()
+    return _channels_py(text) if module is None else module.channels(text)
+
+
+def _channels_py(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each channel name not glued to what is before it. The pattern cannot
+    hold a second '#', so every '#' that starts a channel is visited."""
+    out = []
+    for match in _CHANNEL_RE.finditer(text):
+        at = match.start()
+        if at and (text[at - 1].isalnum() or text[at - 1] in "_&#/"):
+            continue
+        out.append((at, at + len(match.group(0).rstrip(".,;:!?"))))
+    return out
 
 
 def _find_urls(text: str, add: _Add) -> None:
@@ -359,8 +386,30 @@ def _find_at(text: str, add: _Add, taken: _Taken) -> None:
                 add(at, match.end(), match.group(0).casefold(), HANDLE)
 
 
+def _native() -> Any:
+    """The C extension's finders (proxy/detector/_native.c), or None: the Python path."""
+    from proxy.detector import native
+
+    return native.load()
+
+
 def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
     """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
+    module = _native()
+    if module is None:
+        _find_dotted_py(text, add, taken)
+        return
+    for start, end, is_ip in module.dotted(text, _NOT_TLDS):
+        if is_ip:
+            add(start, end, canonical_ip(text[start:end]), IP)
+        elif not taken(start, end):
+            found = _url_key(text[start:end], True)
+            if found is not None:
+                add(start, end, found[0], found[1])
+
+
+def _find_dotted_py(text: str, add: _Add, taken: _Taken) -> None:
+    """_find_dotted on the Python path: the reference the C walk is tested against."""
     done = 0
     for start, dot in _first_labels(text, _FIRST_DOT_REVERSED):
         if dot < done:
