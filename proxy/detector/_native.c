@@ -1108,6 +1108,61 @@ static PyObject *channels(PyObject *self, PyObject *text) {
     return out;
 }
 
+/* _find_ibans' scan: (start, end) of each [A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,30} match,
+ * leftmost-first and not overlapping as re2's finditer gives them, that no letter or digit
+ * touches on either side. The repetition is deterministic (a space is taken only before a
+ * letter or digit), and nothing follows it, so a match is its longest run. */
+static inline int upper(Py_UCS4 c) { return c >= 'A' && c <= 'Z'; }
+
+static PyObject *ibans(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "ibans() takes a str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    Py_ssize_t s = 0;
+    while (s + 14 <= n) {
+        if (!(upper(RD(s)) && upper(RD(s + 1)) && ascii_digit(RD(s + 2)) &&
+              ascii_digit(RD(s + 3)))) {
+            s++;
+            continue;
+        }
+        Py_ssize_t end = s + 4;
+        int reps = 0;
+        while (reps < 30 && end < n) {
+            Py_UCS4 c = RD(end);
+            if (upper(c) || ascii_digit(c)) {
+                end++;
+            } else if (c == ' ' && end + 1 < n && (upper(RD(end + 1)) || ascii_digit(RD(end + 1)))) {
+                end += 2;
+            } else {
+                break;
+            }
+            reps++;
+        }
+        if (reps < 10) {
+            s++;
+            continue;
+        }
+        if (!((s > 0 && Py_UNICODE_ISALNUM(RD(s - 1))) || (end < n && Py_UNICODE_ISALNUM(RD(end))))) {
+            PyObject *item = Py_BuildValue("(nn)", s, end);
+            if (!item || PyList_Append(out, item) < 0) {
+                Py_XDECREF(item);
+                Py_DECREF(out);
+                return NULL;
+            }
+            Py_DECREF(item);
+        }
+        s = end;
+    }
+    return out;
+}
+
 #undef RD
 
 /* _extract's span bookkeeping: the spans found so far, sorted by start and never overlapping;
@@ -1252,6 +1307,8 @@ static PyMethodDef module_methods[] = {
      "windows(contrib, span) -> (sum, start, length) or None"},
     {"dotted", dotted, METH_VARARGS,
      "dotted(text, not_tlds) -> [(start, end, is_ip)]: destinations._find_dotted's spans"},
+    {"ibans", ibans, METH_O,
+     "ibans(text) -> [(start, end)]: destinations._find_ibans' spans"},
     {"channels", channels, METH_O,
      "channels(text) -> [(start, end)]: destinations' '#' finder's spans"},
     {NULL, NULL, 0, NULL},

@@ -533,10 +533,27 @@ def _iban_scanner() -> Any:
     return re2.compile(r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,30}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _find_ibans(text: str, add: _Add) -> None:
-    for match in _iban_scanner().finditer(text):
+    module = _native()
+    for start, end in _ibans_py(text) if module is None else module.ibans(text):
+        add(start, end, text[start:end].replace(" ", "").casefold(), ACCOUNT)
+
+
+def _ibans_py(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each account number no letter or digit touches."""
+    try:
+        matches = list(_iban_scanner().finditer(text))
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON's "\ud800" decodes to one) cannot be UTF-8 for re2: one
+        # character for one, so every span stays where it was, and none holds a surrogate.
+        matches = list(_iban_scanner().finditer(_SURROGATE.sub("\ufffd", text)))
+    out = []
+    for match in matches:
         start, end = match.start(), match.end()
         if (start and text[start - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
             continue
-        raw = match.group(0)
-        add(start, end, raw.replace(" ", "").casefold(), ACCOUNT)
+        out.append((start, end))
+    return out

@@ -64,6 +64,7 @@ def _ada() -> Any:
 
 
 _ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _IP_CHARS = re.compile(r"\[?[0-9A-Fa-f.:]+\]?")
 
 
@@ -116,6 +117,11 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
     untrusted: list[str] = []
     if odd_characters(raw):
         untrusted.append("control or invisible characters")
+    if not raw.isascii() and _SURROGATE.search(raw):
+        # JSON's "\ud800" decodes to a lone surrogate, which no parser can encode: read as
+        # U+FFFD, so the host is still found (a link planted with one is still taint).
+        raw = _SURROGATE.sub("\ufffd", raw)
+        untrusted.append("a lone surrogate")
     if "\\" in raw:
         untrusted.append("a backslash (parsers disagree on where the host ends)")
     try:

