@@ -8,7 +8,11 @@ taint."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import random
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -17,23 +21,33 @@ from hypothesis import strategies as st
 from bench.payloads import KINDS, payload
 from proxy.detector import native
 from proxy.engine import destinations as d
+from proxy.engine.taint import _line_hints, sightings
 
 built = pytest.mark.skipif(native.load() is None, reason="the C extension is not built here")
 
 
-def both(text: str, monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[object, object]:
-    """extract_destinations on the C path and on the Python path."""
-    d._extract.cache_clear()
-    mine = d.extract_destinations(text)
-    d._extract.cache_clear()
-    saved = d._native
-    d._native = lambda: None  # type: ignore[assignment]
-    try:
+def both(text: str) -> tuple[object, object]:
+    """extract_destinations on the C path and on the Python path (GATEWATCH_NATIVE=0)."""
+    with python_path(False):
+        mine = d.extract_destinations(text)
+    with python_path(True):
         theirs = d.extract_destinations(text)
-    finally:
-        d._native = saved  # type: ignore[assignment]
-        d._extract.cache_clear()
     return mine, theirs
+
+
+@contextlib.contextmanager
+def python_path(on: bool) -> Iterator[None]:
+    saved = os.environ.get(native.ENV)
+    os.environ[native.ENV] = "0" if on else "1"
+    d._extract.cache_clear()
+    try:
+        yield
+    finally:
+        d._extract.cache_clear()
+        if saved is None:
+            del os.environ[native.ENV]
+        else:
+            os.environ[native.ENV] = saved
 
 
 def dotted_calls(text: str, native_path: bool, claimed: list[tuple[int, int]]) -> list[object]:
@@ -196,3 +210,60 @@ def test_account_numbers_are_the_python_ones(text):
     module = native.load()
     assert module is not None
     assert module.ibans(text) == d._ibans_py(text)
+
+
+LINES = st.lists(st.one_of(PIECES, st.sampled_from([
+    "\n", "\r\n", "From: ", "Reply-To: ", "- IBAN: ", "My e-mail is ", "contact us at ",
+    "MY SITE IS ", "email me via\u3000", "reach us on\t", "my address:  ", "Notes: see ",
+    "ſend it to ", "Call me at\u2028",
+])), max_size=40).map("".join)
+
+
+def both_sightings(result: object) -> tuple[object, object]:
+    with python_path(False):
+        mine = sightings(result)
+    with python_path(True):
+        theirs = sightings(result)
+    return mine, theirs
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(LINES, ANY))
+def test_line_hints_are_the_python_ones(text):
+    module = native.load()
+    assert module is not None
+    with python_path(False):
+        found = d.extract_destinations(text)
+    assert module.line_hints(text, found) == _line_hints(text, found)
+
+
+@built
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n\t\u2028:s", max_size=80),
+       st.lists(st.tuples(st.integers(0, 80), st.integers(0, 10)), max_size=10))
+def test_line_hints_of_any_spans_are_the_python_ones(text, spans):
+    module = native.load()
+    assert module is not None
+    found = tuple(("k", "host", min(s, len(text)), min(s + n, len(text))) for s, n in spans)
+    assert module.line_hints(text, found) == _line_hints(text, found)
+
+
+@built
+@settings(max_examples=1500, deadline=None)
+@given(LINES)
+def test_sightings_are_the_same_on_both_paths(text):
+    mine, theirs = both_sightings({"content": [{"type": "text", "text": text}]})
+    assert mine == theirs
+    mine, theirs = both_sightings({"content": [{"type": "text", "text": json.dumps(
+        {"from": text[:100], "body": text, "list": text.split("\n")})}]})
+    assert mine == theirs
+
+
+@built
+@pytest.mark.parametrize("kind", KINDS)
+def test_payload_sightings_are_the_same_on_both_paths(kind):
+    for size in (4096, 65536):
+        text = payload(kind, size, 2)
+        mine, theirs = both_sightings({"content": [{"type": "text", "text": text}]})
+        assert mine == theirs

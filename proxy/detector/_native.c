@@ -1163,6 +1163,94 @@ static PyObject *ibans(PyObject *self, PyObject *text) {
     return out;
 }
 
+/* taint._line_hints: for each (key, kind, start, end) found in a text, (line_start,
+ * line_end, declared): the line that holds it (bisect over the text's '\n's, as the Python
+ * path does) and whether the last character before it, in the 60 before and past trailing
+ * whitespace, is one a _SELF_DECLARED match ends with. */
+static inline int declared_end(Py_UCS4 c) {
+    return c == 's' || c == 'S' || c == 0x17f || c == 't' || c == 'T' || c == 'n' ||
+           c == 'N' || c == 'a' || c == 'A' || c == ':';
+}
+
+/* bisect.bisect_left(breaks, x) */
+static Py_ssize_t breaks_left(const Py_ssize_t *breaks, Py_ssize_t nb, Py_ssize_t x) {
+    Py_ssize_t lo = 0, hi = nb;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (breaks[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static PyObject *line_hints(PyObject *self, PyObject *args) {
+    PyObject *text, *found;
+    if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &found))
+        return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t nb = 0, cap = 64;
+    Py_ssize_t *breaks = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+    if (!breaks)
+        return PyErr_NoMemory();
+    for (Py_ssize_t at = 0; n > 0 && (at = PyUnicode_FindChar(text, '\n', at, n, 1)) >= 0; at++) {
+        if (nb == cap) {
+            cap *= 2;
+            Py_ssize_t *grown = PyMem_Realloc(breaks, (size_t)cap * sizeof(Py_ssize_t));
+            if (!grown) {
+                PyMem_Free(breaks);
+                return PyErr_NoMemory();
+            }
+            breaks = grown;
+        }
+        breaks[nb++] = at;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(found);
+    PyObject *out = PyList_New(count);
+    if (!out) {
+        PyMem_Free(breaks);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyTuple_GET_ITEM(found, i);
+        Py_ssize_t start, end;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 4) {
+            PyErr_SetString(PyExc_TypeError, "line_hints() takes (key, kind, start, end) tuples");
+            goto fail;
+        }
+        start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 2));
+        end = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 3));
+        if (PyErr_Occurred())
+            goto fail;
+        if (start < 0 || end < start || end > n) {
+            PyErr_SetString(PyExc_ValueError, "line_hints(): a span outside the text");
+            goto fail;
+        }
+        Py_ssize_t before = breaks_left(breaks, nb, start) - 1;
+        Py_ssize_t line_start = before >= 0 ? breaks[before] + 1 : 0;
+        Py_ssize_t after = breaks_left(breaks, nb, end);
+        Py_ssize_t line_end = after < nb ? breaks[after] : n;
+        Py_ssize_t begin = start > 60 ? start - 60 : 0, q = start;
+        while (q > begin && Py_UNICODE_ISSPACE(RD(q - 1)))
+            q--;
+        int declared = q > begin && declared_end(RD(q - 1));
+        PyObject *hint = Py_BuildValue("(nnO)", line_start, line_end,
+                                       declared ? Py_True : Py_False);
+        if (!hint)
+            goto fail;
+        PyList_SET_ITEM(out, i, hint);
+    }
+    PyMem_Free(breaks);
+    return out;
+fail:
+    PyMem_Free(breaks);
+    Py_DECREF(out);
+    return NULL;
+}
+
 #undef RD
 
 /* _extract's span bookkeeping: the spans found so far, sorted by start and never overlapping;
@@ -1309,6 +1397,8 @@ static PyMethodDef module_methods[] = {
      "dotted(text, not_tlds) -> [(start, end, is_ip)]: destinations._find_dotted's spans"},
     {"ibans", ibans, METH_O,
      "ibans(text) -> [(start, end)]: destinations._find_ibans' spans"},
+    {"line_hints", line_hints, METH_VARARGS,
+     "line_hints(text, found) -> [(line_start, line_end, declared)]: taint._line_hints"},
     {"channels", channels, METH_O,
      "channels(text) -> [(start, end)]: destinations' '#' finder's spans"},
     {NULL, NULL, 0, NULL},

@@ -304,7 +304,7 @@ class _Spans:
 
 @lru_cache(maxsize=32)
 def _extract(text: str) -> tuple[Found, ...]:
-    module = _native()
+    module = native_finders()
     spans = _Spans() if module is None else module.Spans()
     add, taken = spans.add, spans.taken
     if "://" in text:
@@ -328,7 +328,7 @@ def _extract(text: str) -> tuple[Found, ...]:
 
 
 def _channels(text: str) -> list[tuple[int, int]]:
-    module = _native()
+    module = native_finders()
     return _channels_py(text) if module is None else module.channels(text)
 
 
@@ -386,7 +386,7 @@ def _find_at(text: str, add: _Add, taken: _Taken) -> None:
                 add(at, match.end(), match.group(0).casefold(), HANDLE)
 
 
-def _native() -> Any:
+def native_finders() -> Any:
     """The C extension's finders (proxy/detector/_native.c), or None: the Python path."""
     from proxy.detector import native
 
@@ -395,7 +395,7 @@ def _native() -> Any:
 
 def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
     """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
-    module = _native()
+    module = native_finders()
     if module is None:
         _find_dotted_py(text, add, taken)
         return
@@ -537,7 +537,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _find_ibans(text: str, add: _Add) -> None:
-    module = _native()
+    module = native_finders()
     for start, end in _ibans_py(text) if module is None else module.ibans(text):
         add(start, end, text[start:end].replace(" ", "").casefold(), ACCOUNT)
 

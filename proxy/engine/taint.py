@@ -24,8 +24,10 @@ from proxy.engine.destinations import (
     URL,
     URL_HOST,
     Destination,
+    Found,
     destination_kind,
     extract_destinations,
+    native_finders,
     normalize_destination,
 )
 from proxy.engine.domains import parent_domains
@@ -132,30 +134,42 @@ def _walk(node: Any, path: str, key: str, out: list[tuple[str, str, str]]) -> No
             out.append((path, key, str(node)))
 
 
-class _LineLabels:
-    """The `Label: value` reading of each line of one text, worked out once per line: a
-    minified file is one 64 KB line holding thousands of links, and reading that line anew
-    for each of them made taint extraction quadratic."""
+def _contacts(text: str, found: tuple[Found, ...]) -> list[bool]:
+    """For each destination found inside a free text, is it still a contact: the value of a
+    `Label: value` line (a bill's "IBAN: ...", a header's "From: ...") or an address its
+    author declares as their own ("My e-mail is ...")? Each line is read as `Label: value`
+    once: a minified file is one 64 KB line holding thousands of links, and reading that line
+    anew for each of them made taint extraction quadratic."""
+    module = native_finders()
+    hints = _line_hints(text, found) if module is None else module.line_hints(text, found)
+    lines: dict[tuple[int, int], int | None] = {}  # line -> where its value starts
+    out = []
+    for (_value, _kind, start, _end), hint in zip(found, hints, strict=True):
+        line_start, line_end, declared = hint
+        line = (line_start, line_end)
+        if line in lines:
+            value_start = lines[line]
+        else:
+            value_start = lines[line] = _value_start(text[line_start:line_end])
+        out.append((value_start is not None and value_start <= start - line_start) or (
+            declared and _SELF_DECLARED.search(text, max(0, start - 60), start) is not None))
+    return out
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._breaks: list[int] | None = None
-        self._lines: dict[tuple[int, int], int | None] = {}  # line -> where its value starts
 
-    def labelled(self, start: int, end: int) -> bool:
-        """Is the match the value of a `Label: value` line rather than part of a sentence?"""
-        if self._breaks is None:
-            self._breaks = [m.start() for m in re.finditer("\n", self.text)]
-        breaks = self._breaks
+def _line_hints(text: str, found: tuple[Found, ...]) -> list[tuple[int, int, bool]]:
+    """(line_start, line_end, declared) of each span: the line that holds it, and whether the
+    text before it ends (past whitespace, within 60 characters) the way a _SELF_DECLARED match
+    does, which rules out most spans before the regex runs. The C extension's line_hints."""
+    breaks = [m.start() for m in re.finditer("\n", text)]
+    out = []
+    for _value, _kind, start, end in found:
         before = bisect.bisect_left(breaks, start) - 1
         line_start = breaks[before] + 1 if before >= 0 else 0
         after = bisect.bisect_left(breaks, end)
-        line_end = breaks[after] if after < len(breaks) else len(self.text)
-        key = (line_start, line_end)
-        if key not in self._lines:
-            self._lines[key] = _value_start(self.text[line_start:line_end])
-        value_start = self._lines[key]
-        return value_start is not None and value_start <= start - line_start
+        line_end = breaks[after] if after < len(breaks) else len(text)
+        tail = text[max(0, start - 60):start].rstrip()
+        out.append((line_start, line_end, tail[-1:] in _SELF_DECLARED_ENDS))
+    return out
 
 
 def _value_start(line: str) -> int | None:
@@ -167,19 +181,6 @@ def _value_start(line: str) -> int | None:
     if not _LEFTOVER_OK.match(rest) or len(rest.split()) > 6:
         return None
     return match.start("rest")
-
-
-def _contact_in_text(lines: _LineLabels, start: int, end: int) -> bool:
-    """Is a destination inside free text still a contact: the value of a `Label: value` line
-    (a bill's "IBAN: ...", a header's "From: ...") or an address its author declares as their
-    own ("My e-mail is ...")?"""
-    if lines.labelled(start, end):
-        return True
-    begin = max(0, start - 60)
-    tail = lines.text[begin:start].rstrip()
-    return tail[-1:] in _SELF_DECLARED_ENDS and bool(
-        _SELF_DECLARED.search(lines.text, begin, start)
-    )
 
 
 def sightings(result: Any) -> tuple[list[Sighting], list[str]]:
@@ -244,10 +245,10 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
                 add(value, vkind, STRUCTURED, path)
             continue
         texts.append(text)
-        lines = _LineLabels(text)
-        for value, vkind, start, end in extract_destinations(text):
-            provenance = STRUCTURED if _contact_in_text(lines, start, end) else FREE_TEXT
-            add(value, vkind, provenance, path)
+        found_in = extract_destinations(text)
+        contacts = _contacts(text, found_in)
+        for (value, vkind, _start, _end), contact in zip(found_in, contacts, strict=True):
+            add(value, vkind, STRUCTURED if contact else FREE_TEXT, path)
     return list(found.values()), texts
 
 
