@@ -267,3 +267,47 @@ def test_payload_sightings_are_the_same_on_both_paths(kind):
         text = payload(kind, size, 2)
         mine, theirs = both_sightings({"content": [{"type": "text", "text": text}]})
         assert mine == theirs
+
+
+IPV6 = st.lists(st.sampled_from([
+    ":", "::", ".", "0", "1", "f", "F", "g", "ff", "db8", "2001", "ffff", "10.1.1.3", "1.2.3.4",
+    " ", "[", "]", "_", "x", "\u0663", "\uff1a", "12:30:45", "::1", "fe80::1", "a:b:c:d:e:f:0:1",
+    "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8:9", "dead::beef", "\x00", "\ud800", "%", "/",
+    "0" * 40,
+]), max_size=30).map("".join)
+
+
+def ipv6_adds_py(text: str) -> list[tuple[int, int, str | None]]:
+    calls: list[tuple[int, int, str | None]] = []
+    if "::" in text or (text.count(":") >= 7 and d._SEVEN_COLONS.search(text)):
+        d._find_ipv6(text, lambda start, end, key, _kind: calls.append((start, end, key)))
+    return calls
+
+
+@built
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(IPV6, TEXTS, ANY))
+def test_ipv6_candidates_are_the_python_ones(text):
+    module = native.load()
+    assert module is not None
+    mine = [(start, end, d.canonical_ip(text[start:end])) for start, end in module.ipv6_runs(text)]
+    assert [call for call in mine if call[2] is not None] == ipv6_adds_py(text)  # add drops None
+
+
+URLS = st.lists(st.sampled_from([
+    "://", ":", "/", "//", "http", "https", "HTTP", "a+b.c-d", "x" * 17, "1", "-", ".", " ",
+    "\n", "h\u00e9", "\u0430", "example.com", "/p?q=1#f", "evil.example", ")", "]", "}", '"',
+    "'", "`", "<", ">", ",", ".", "!", "?", ";", "\u3000", "\x85", "\x00", "\ud800", "%2F",
+    "\\", "@", "user:pw@", "[::1]", ":8080", "\U0001f600",
+]), max_size=30).map("".join)
+
+
+@built
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(URLS, TEXTS, ANY))
+def test_url_candidates_are_the_python_ones(text):
+    module = native.load()
+    assert module is not None
+    assert module.url_spans(text) == d._url_spans(text)
+    mine, theirs = both(text)
+    assert mine == theirs

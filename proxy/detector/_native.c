@@ -1251,6 +1251,120 @@ fail:
     return NULL;
 }
 
+/* _find_ipv6's candidates: (start, end) of each run _ipv6_runs yields, its trailing dots
+ * stripped, that holds '::' or exactly seven colons and a digit; what canonical_ip then
+ * reads. Text without such a run (the Python path's '::' / _SEVEN_COLONS prefilter) gives
+ * none. */
+static inline int ipv6_char(Py_UCS4 c) {
+    return ascii_digit(c) || ((c | 32) >= 'a' && (c | 32) <= 'f') || c == ':' || c == '.';
+}
+
+static PyObject *ipv6_runs(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "ipv6_runs() takes a str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    Py_ssize_t colon = n > 0 ? PyUnicode_FindChar(text, ':', 0, n, 1) : -1;
+    while (colon >= 0) {
+        Py_ssize_t start = colon, end = colon;
+        while (start > 0 && colon - start <= 45 && ipv6_char(RD(start - 1)))
+            start--;
+        while (end < n && ipv6_char(RD(end)))
+            end++;
+        if (end - start >= 2 && end - start <= 45 && !(start > 0 && word_char(RD(start - 1))) &&
+            !(end < n && word_char(RD(end)))) {
+            Py_ssize_t stop = end, colons = 0;
+            int digit = 0, pair = 0;
+            while (stop > start && RD(stop - 1) == '.')
+                stop--;
+            for (Py_ssize_t i = start; i < stop; i++) {
+                Py_UCS4 c = RD(i);
+                if (c == ':') {
+                    colons++;
+                    if (i + 1 < stop && RD(i + 1) == ':')
+                        pair = 1;
+                } else if (ascii_digit(c)) {
+                    digit = 1;
+                }
+            }
+            if ((pair || colons == 7) && digit) {
+                PyObject *item = Py_BuildValue("(nn)", start, stop);
+                if (!item || PyList_Append(out, item) < 0) {
+                    Py_XDECREF(item);
+                    Py_DECREF(out);
+                    return NULL;
+                }
+                Py_DECREF(item);
+            }
+        }
+        colon = end < n ? PyUnicode_FindChar(text, ':', end, n, 1) : -1;
+    }
+    if (colon == -2) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* _find_urls' candidates: (start, end) of each `scheme://tail` around a "://", the scheme
+ * walked back over at most 16 scheme characters to its first letter (at least two
+ * characters), the tail a run of [^\s<>"'`)\]}], trailing punctuation stripped. */
+static inline int scheme_char(Py_UCS4 c) {
+    return ascii_alnum(c) || c == '+' || c == '.' || c == '-';
+}
+
+static PyObject *url_spans(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "url_spans() takes a str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (!out)
+        return NULL;
+    Py_ssize_t at = 0;
+    while (n > 0 && (at = PyUnicode_FindChar(text, ':', at, n, 1)) >= 0) {
+        Py_ssize_t here = at++;
+        if (here + 2 >= n || RD(here + 1) != '/' || RD(here + 2) != '/')
+            continue;
+        at = here + 3;
+        Py_ssize_t start = here;
+        while (start > 0 && here - start < 16 && scheme_char(RD(start - 1)))
+            start--;
+        while (start < here && !ascii_alpha(RD(start)))
+            start++;
+        if (here - start < 2)
+            continue;
+        Py_ssize_t end = here + 3;
+        while (end < n && path_char(RD(end)))
+            end++;
+        if (end == here + 3)
+            continue;
+        while (end > start && strip_char(RD(end - 1)))
+            end--;
+        PyObject *item = Py_BuildValue("(nn)", start, end);
+        if (!item || PyList_Append(out, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    if (at == -2) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
 #undef RD
 
 /* _extract's span bookkeeping: the spans found so far, sorted by start and never overlapping;
@@ -1399,6 +1513,10 @@ static PyMethodDef module_methods[] = {
      "ibans(text) -> [(start, end)]: destinations._find_ibans' spans"},
     {"line_hints", line_hints, METH_VARARGS,
      "line_hints(text, found) -> [(line_start, line_end, declared)]: taint._line_hints"},
+    {"ipv6_runs", ipv6_runs, METH_O,
+     "ipv6_runs(text) -> [(start, end)]: destinations._find_ipv6's candidates"},
+    {"url_spans", url_spans, METH_O,
+     "url_spans(text) -> [(start, end)]: destinations._find_urls' candidates"},
     {"channels", channels, METH_O,
      "channels(text) -> [(start, end)]: destinations' '#' finder's spans"},
     {NULL, NULL, 0, NULL},

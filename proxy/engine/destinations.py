@@ -311,7 +311,10 @@ def _extract(text: str) -> tuple[Found, ...]:
         _find_urls(text, add)
     if "@" in text:
         _find_at(text, add, taken)
-    if "::" in text or (text.count(":") >= 7 and _SEVEN_COLONS.search(text)):
+    if module is not None:
+        for start, end in module.ipv6_runs(text):
+            add(start, end, canonical_ip(text[start:end]), IP)
+    elif "::" in text or (text.count(":") >= 7 and _SEVEN_COLONS.search(text)):
         _find_ipv6(text, add)
     if "." in text:
         _find_dotted(text, add, taken)
@@ -345,6 +348,16 @@ def _channels_py(text: str) -> list[tuple[int, int]]:
 
 
 def _find_urls(text: str, add: _Add) -> None:
+    module = native_finders()
+    for start, end in _url_spans(text) if module is None else module.url_spans(text):
+        found = _url_key(text[start:end], False)
+        if found is not None:
+            add(start, end, found[0], URL)
+
+
+def _url_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `scheme://...` candidate, trailing punctuation stripped."""
+    out = []
     for m in re.finditer("://", text):
         at = m.start()
         start = at
@@ -358,9 +371,8 @@ def _find_urls(text: str, add: _Add) -> None:
         if tail is None:
             continue
         raw = text[start:tail.end()].rstrip(".,;:!?")
-        found = _url_key(raw, False)
-        if found is not None:
-            add(start, start + len(raw), found[0], URL)
+        out.append((start, start + len(raw)))
+    return out
 
 
 def _find_at(text: str, add: _Add, taken: _Taken) -> None:
