@@ -1,4 +1,5 @@
-"""The destination finder's C walks (proxy/detector/_native.c: dotted, channels, Spans)
+"""The destination finder's C walks (proxy/detector/_native.c: Spans and its add_dotted and
+add_channels, ipv6_runs, url_spans, ibans, contacts)
 against its Python path: the same destinations, keys, kinds and spans on every text, including
 text built to break a hand-written matcher (labels of 63/64 characters, 126/127 labels, last
 labels of 24/25 letters, IPv4 octets of Unicode digits, confusables, full-width dots, IDNA,
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from bench.payloads import KINDS, payload
 from proxy.detector import native
 from proxy.engine import destinations as d
-from proxy.engine.taint import _line_hints, sightings
+from proxy.engine.taint import _contacts, sightings
 
 built = pytest.mark.skipif(native.load() is None, reason="the C extension is not built here")
 
@@ -50,22 +51,39 @@ def python_path(on: bool) -> Iterator[None]:
             os.environ[native.ENV] = saved
 
 
-def dotted_calls(text: str, native_path: bool, claimed: list[tuple[int, int]]) -> list[object]:
-    """Every add() _find_dotted makes, with `claimed` spans already taken."""
-    spans = d._Spans()
+def claimed_spans(spans: object, claimed: list[tuple[int, int]]) -> object:
     for start, end in claimed:
-        spans.add(start, end, "claimed", d.OTHER)
-    calls: list[object] = []
+        spans.add(start, end, "claimed", d.OTHER)  # type: ignore[attr-defined]
+    return spans
 
-    def add(start: int, end: int, key: str | None, kind: str) -> None:
-        calls.append((start, end, key, kind))
-        spans.add(start, end, key, kind)
 
-    if native_path:
-        d._find_dotted(text, add, spans.taken)
-    else:
-        d._find_dotted_py(text, add, spans.taken)
-    return calls
+def dotted_py(text: str, claimed: list[tuple[int, int]]) -> tuple[d.Found, ...]:
+    spans = claimed_spans(d._Spans(), claimed)
+    d._find_dotted(text, spans.add, spans.taken)  # type: ignore[attr-defined]
+    return spans.found()  # type: ignore[attr-defined,no-any-return]
+
+
+def dotted_c(text: str, claimed: list[tuple[int, int]]) -> tuple[d.Found, ...]:
+    module = native.load()
+    assert module is not None
+    spans = claimed_spans(module.Spans(), claimed)
+    spans.add_dotted(text, d._NOT_TLDS, d._url_key, d.canonical_ip, d.IP)  # type: ignore[attr-defined]
+    return spans.found()  # type: ignore[attr-defined,no-any-return]
+
+
+def channels_py(text: str, claimed: list[tuple[int, int]]) -> tuple[d.Found, ...]:
+    spans = claimed_spans(d._Spans(), claimed)
+    for at, end in d._channels(text):
+        spans.add(at, end, text[at:end].casefold(), d.CHANNEL)  # type: ignore[attr-defined]
+    return spans.found()  # type: ignore[attr-defined,no-any-return]
+
+
+def channels_c(text: str, claimed: list[tuple[int, int]]) -> tuple[d.Found, ...]:
+    module = native.load()
+    assert module is not None
+    spans = claimed_spans(module.Spans(), claimed)
+    spans.add_channels(text, d.CHANNEL)  # type: ignore[attr-defined]
+    return spans.found()  # type: ignore[attr-defined,no-any-return]
 
 
 PIECES = st.sampled_from([
@@ -115,22 +133,23 @@ def test_any_unicode_finds_the_same_on_both_paths(text):
     assert mine == theirs
 
 
+CLAIMS = st.lists(st.tuples(st.integers(0, 400), st.integers(1, 40)), max_size=6).map(
+    lambda claims: [(start, start + length) for start, length in claims])
+
+
 @built
 @settings(max_examples=1500, deadline=None)
-@given(TEXTS, st.lists(st.tuples(st.integers(0, 400), st.integers(1, 40)), max_size=6))
-def test_the_dot_walk_makes_the_same_adds_around_claimed_spans(text, claims):
+@given(st.one_of(TEXTS, DENSE, ANY), CLAIMS)
+def test_the_dot_walk_adds_the_same_around_claimed_spans(text, claimed):
     """The walk's own `done` and the spans other finders claimed before it, separately."""
-    claimed = [(start, start + length) for start, length in claims]
-    assert dotted_calls(text, True, claimed) == dotted_calls(text, False, claimed)
+    assert dotted_c(text, claimed) == dotted_py(text, claimed)
 
 
 @built
 @settings(max_examples=1500, deadline=None)
-@given(st.one_of(TEXTS, DENSE, ANY))
-def test_channels_are_the_python_channels(text):
-    module = native.load()
-    assert module is not None
-    assert module.channels(text) == d._channels_py(text)
+@given(st.one_of(TEXTS, DENSE, ANY), CLAIMS)
+def test_channels_are_the_python_channels(text, claimed):
+    assert channels_c(text, claimed) == channels_py(text, claimed)
 
 
 @built
@@ -227,26 +246,32 @@ def both_sightings(result: object) -> tuple[object, object]:
     return mine, theirs
 
 
+def contacts_py(text: str, found: tuple[d.Found, ...]) -> list[bool]:
+    with python_path(True):
+        return _contacts(text, found)
+
+
 @built
 @settings(max_examples=1500, deadline=None)
 @given(st.one_of(LINES, ANY))
-def test_line_hints_are_the_python_ones(text):
-    module = native.load()
-    assert module is not None
+def test_contacts_are_the_python_ones(text):
     with python_path(False):
         found = d.extract_destinations(text)
-    assert module.line_hints(text, found) == _line_hints(text, found)
+        mine = _contacts(text, found)
+    assert mine == contacts_py(text, found)
 
 
 @built
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="ab \n\t\u2028:s", max_size=80),
-       st.lists(st.tuples(st.integers(0, 80), st.integers(0, 10)), max_size=10))
-def test_line_hints_of_any_spans_are_the_python_ones(text, spans):
-    module = native.load()
-    assert module is not None
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", " ", "\n", "\t", "\u2028", ":", "s", "From: ",
+                                 "my email is ", "x@y.example"]), max_size=60).map("".join),
+       st.lists(st.tuples(st.integers(0, 300), st.integers(0, 10)), max_size=10))
+def test_contacts_of_any_spans_are_the_python_ones(text, spans):
+    """Spans in any order, overlapping, empty: the answers do not lean on _extract's order."""
     found = tuple(("k", "host", min(s, len(text)), min(s + n, len(text))) for s, n in spans)
-    assert module.line_hints(text, found) == _line_hints(text, found)
+    with python_path(False):
+        mine = _contacts(text, found)
+    assert mine == contacts_py(text, found)
 
 
 @built

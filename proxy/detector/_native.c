@@ -985,27 +985,159 @@ static Py_ssize_t host_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t 
     return -1;
 }
 
-static int append_span(PyObject *out, Py_ssize_t start, Py_ssize_t end, PyObject *flag) {
-    PyObject *item = Py_BuildValue("(nnO)", start, end, flag);
-    if (!item)
+/* _extract's span bookkeeping: the spans found so far, sorted by start and never overlapping;
+ * `add` keeps a span only when it has a key and overlaps none (the first finder to claim
+ * characters keeps them). The Python closures' algorithm (bisect, insert), in C. */
+typedef struct {
+    Py_ssize_t start, end;
+    PyObject *key, *kind;
+} Span;
+
+typedef struct {
+    PyObject_HEAD
+    Span *spans;
+    Py_ssize_t n, cap;
+} Spans;
+
+static void Spans_dealloc(Spans *self) {
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        Py_DECREF(self->spans[i].key);
+        Py_DECREF(self->spans[i].kind);
+    }
+    PyMem_Free(self->spans);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* bisect.bisect_right(starts, start) */
+static Py_ssize_t spans_right(const Spans *self, Py_ssize_t start) {
+    Py_ssize_t lo = 0, hi = self->n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (start < self->spans[mid].start)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+static int spans_taken(const Spans *self, Py_ssize_t start, Py_ssize_t end) {
+    Py_ssize_t i = spans_right(self, start) - 1;
+    if (i >= 0 && self->spans[i].end > start)
+        return 1;
+    return i + 1 < self->n && self->spans[i + 1].start < end;
+}
+
+static PyObject *Spans_taken(Spans *self, PyObject *args) {
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "nn", &start, &end))
+        return NULL;
+    return PyBool_FromLong(spans_taken(self, start, end));
+}
+
+/* Keeps the span when `key` is truthy and overlaps no kept span; -1 on error. */
+static int spans_add(Spans *self, Py_ssize_t start, Py_ssize_t end, PyObject *key,
+                     PyObject *kind) {
+    int truth = PyObject_IsTrue(key);
+    if (truth <= 0 || spans_taken(self, start, end))
+        return truth < 0 ? -1 : 0;
+    if (self->n == self->cap) {
+        Py_ssize_t cap = self->cap ? self->cap * 2 : 64;
+        Span *grown = PyMem_Realloc(self->spans, (size_t)cap * sizeof(Span));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->spans = grown;
+        self->cap = cap;
+    }
+    Py_ssize_t i = spans_right(self, start);
+    memmove(self->spans + i + 1, self->spans + i, (size_t)(self->n - i) * sizeof(Span));
+    Py_INCREF(key);
+    Py_INCREF(kind);
+    self->spans[i] = (Span){start, end, key, kind};
+    self->n++;
+    return 0;
+}
+
+static PyObject *Spans_add(Spans *self, PyObject *args) {
+    Py_ssize_t start, end;
+    PyObject *key, *kind;
+    if (!PyArg_ParseTuple(args, "nnOO", &start, &end, &key, &kind))
+        return NULL;
+    if (spans_add(self, start, end, key, kind) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Spans_found(Spans *self, PyObject *unused) {
+    PyObject *out = PyTuple_New(self->n);
+    if (!out)
+        return NULL;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        Span *s = &self->spans[i];
+        PyObject *item = Py_BuildValue("(OOnn)", s->key, s->kind, s->start, s->end);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+/* Where a walk's finds go: a Spans object, keyed as the Python path keys them. */
+typedef struct {
+    Spans *spans;
+    PyObject *text, *url_key, *ip_key, *ip_kind, *kind;
+} Sink;
+
+static int sink_key(Sink *sink, Py_ssize_t start, Py_ssize_t end, PyObject *key,
+                    PyObject *kind) {
+    if (!key)
         return -1;
-    int rc = PyList_Append(out, item);
-    Py_DECREF(item);
+    int rc = spans_add(sink->spans, start, end, key, kind);
+    Py_DECREF(key);
     return rc;
 }
 
-/* _find_dotted's walk: (start, end, is_ip) of each IPv4 match and each host name that
- * passes _tld_ok and the character after it, in the order `add` sees them. */
-static PyObject *dotted(PyObject *self, PyObject *args) {
-    PyObject *text, *not_tlds;
-    if (!PyArg_ParseTuple(args, "UO!", &text, &PyFrozenSet_Type, &not_tlds))
-        return NULL;
+/* A dotted find: an IPv4 match keyed by canonical_ip, a host name (when no span holds it)
+ * by _url_key(raw, True), which gives (key, kind) or None. */
+static int dotted_found(Sink *sink, Py_ssize_t start, Py_ssize_t end, int is_ip) {
+    if (!is_ip && spans_taken(sink->spans, start, end))
+        return 0;
+    PyObject *raw = PyUnicode_Substring(sink->text, start, end);
+    if (!raw)
+        return -1;
+    if (is_ip) {
+        PyObject *key = PyObject_CallFunctionObjArgs(sink->ip_key, raw, NULL);
+        Py_DECREF(raw);
+        return sink_key(sink, start, end, key, sink->ip_kind);
+    }
+    PyObject *found = PyObject_CallFunctionObjArgs(sink->url_key, raw, Py_True, NULL);
+    Py_DECREF(raw);
+    if (!found)
+        return -1;
+    int rc = 0;
+    if (found != Py_None) {
+        if (PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2) {
+            rc = spans_add(sink->spans, start, end, PyTuple_GET_ITEM(found, 0),
+                           PyTuple_GET_ITEM(found, 1));
+        } else {
+            PyErr_SetString(PyExc_TypeError, "url_key must give (key, kind) or None");
+            rc = -1;
+        }
+    }
+    Py_DECREF(found);
+    return rc;
+}
+
+/* _find_dotted's walk: each IPv4 match and each host name that passes _tld_ok and the
+ * character after it, in the order the Python path adds them. */
+static int walk_dotted(PyObject *text, PyObject *not_tlds, Sink *sink) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    PyObject *out = PyList_New(0);
-    if (!out)
-        return NULL;
     Py_ssize_t done = 0, dot = 0;
     while (n > 0 && (dot = PyUnicode_FindChar(text, '.', dot, n, 1)) >= 0) {
         Py_ssize_t here = dot++;
@@ -1019,8 +1151,8 @@ static PyObject *dotted(PyObject *self, PyObject *args) {
             Py_ssize_t end = ipv4_end(kind, data, n, start);
             if (end >= 0) {
                 done = end;
-                if (append_span(out, start, end, Py_True) < 0)
-                    goto fail;
+                if (dotted_found(sink, start, end, 1) < 0)
+                    return -1;
                 continue;
             }
         }
@@ -1036,11 +1168,11 @@ static PyObject *dotted(PyObject *self, PyObject *args) {
             low[i] = (char)(RD(tld_at + i) | 32);
         PyObject *tld = PyUnicode_FromStringAndSize(low, tld_len);
         if (!tld)
-            goto fail;
+            return -1;
         int listed = PySet_Contains(not_tlds, tld);
         Py_DECREF(tld);
         if (listed < 0)
-            goto fail;
+            return -1;
         if (listed)
             continue;
         if (end < n) {
@@ -1048,30 +1180,30 @@ static PyObject *dotted(PyObject *self, PyObject *args) {
             if (Py_UNICODE_ISALNUM(after) || after == '_' || after == '@')
                 continue;
         }
-        if (append_span(out, start, end, Py_False) < 0)
-            goto fail;
+        if (dotted_found(sink, start, end, 0) < 0)
+            return -1;
     }
-    if (dot == -2)
-        goto fail;
-    return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
+    return dot == -2 ? -1 : 0;
 }
 
-/* The '#' finder: (start, end) of each _CHANNEL_RE match not glued to what is before it,
- * trailing dots stripped. The pattern cannot hold a '#', so every '#' is a candidate. */
-static PyObject *channels(PyObject *self, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "channels() takes a str");
+static PyObject *Spans_add_dotted(Spans *self, PyObject *args) {
+    Sink sink = {.spans = self};
+    PyObject *not_tlds;
+    if (!PyArg_ParseTuple(args, "UO!OOO", &sink.text, &PyFrozenSet_Type, &not_tlds,
+                          &sink.url_key, &sink.ip_key, &sink.ip_kind))
         return NULL;
-    }
+    if (walk_dotted(sink.text, not_tlds, &sink) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The '#' finder: each _CHANNEL_RE match not glued to what is before it, trailing dots
+ * stripped, keyed by its casefold. The pattern cannot hold a '#', so every '#' is a
+ * candidate. */
+static int walk_channels(PyObject *text, Sink *sink) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    PyObject *out = PyList_New(0);
-    if (!out)
-        return NULL;
     Py_ssize_t at = 0;
     while (n > 0 && (at = PyUnicode_FindChar(text, '#', at, n, 1)) >= 0) {
         Py_ssize_t here = at++;
@@ -1093,19 +1225,26 @@ static PyObject *channels(PyObject *self, PyObject *text) {
         }
         while (RD(end - 1) == '.')
             end--;
-        PyObject *item = Py_BuildValue("(nn)", here, end);
-        if (!item || PyList_Append(out, item) < 0) {
-            Py_XDECREF(item);
-            Py_DECREF(out);
-            return NULL;
+        if (!spans_taken(sink->spans, here, end)) {
+            PyObject *raw = PyUnicode_Substring(text, here, end);
+            if (!raw)
+                return -1;
+            PyObject *key = PyObject_CallMethod(raw, "casefold", NULL);
+            Py_DECREF(raw);
+            if (sink_key(sink, here, end, key, sink->kind) < 0)
+                return -1;
         }
-        Py_DECREF(item);
     }
-    if (at == -2) {
-        Py_DECREF(out);
+    return at == -2 ? -1 : 0;
+}
+
+static PyObject *Spans_add_channels(Spans *self, PyObject *args) {
+    Sink sink = {.spans = self};
+    if (!PyArg_ParseTuple(args, "UO", &sink.text, &sink.kind))
         return NULL;
-    }
-    return out;
+    if (walk_channels(sink.text, &sink) < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 /* _find_ibans' scan: (start, end) of each [A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,30} match,
@@ -1163,10 +1302,11 @@ static PyObject *ibans(PyObject *self, PyObject *text) {
     return out;
 }
 
-/* taint._line_hints: for each (key, kind, start, end) found in a text, (line_start,
- * line_end, declared): the line that holds it (bisect over the text's '\n's, as the Python
- * path does) and whether the last character before it, in the 60 before and past trailing
- * whitespace, is one a _SELF_DECLARED match ends with. */
+/* taint._contacts: for each (key, kind, start, end) found in a text, is it still a contact:
+ * the value of a `Label: value` line (value_start(line) at or before it; the line found by
+ * bisect over the text's '\n's, as the Python path does) or self-declared (the last
+ * character before it, in the 60 before and past trailing whitespace, is one a
+ * _SELF_DECLARED match ends with, and declared(text, begin, start) finds one). */
 static inline int declared_end(Py_UCS4 c) {
     return c == 's' || c == 'S' || c == 0x17f || c == 't' || c == 'T' || c == 'n' ||
            c == 'N' || c == 'a' || c == 'A' || c == ':';
@@ -1185,9 +1325,9 @@ static Py_ssize_t breaks_left(const Py_ssize_t *breaks, Py_ssize_t nb, Py_ssize_
     return lo;
 }
 
-static PyObject *line_hints(PyObject *self, PyObject *args) {
-    PyObject *text, *found;
-    if (!PyArg_ParseTuple(args, "UO!", &text, &PyTuple_Type, &found))
+static PyObject *contacts(PyObject *self, PyObject *args) {
+    PyObject *text, *found, *value_start, *declared;
+    if (!PyArg_ParseTuple(args, "UO!OO", &text, &PyTuple_Type, &found, &value_start, &declared))
         return NULL;
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
@@ -1214,34 +1354,58 @@ static PyObject *line_hints(PyObject *self, PyObject *args) {
         PyMem_Free(breaks);
         return NULL;
     }
+    /* The last line read: spans come left to right, so each line is read once. value_start
+     * is a pure function of the line, so reading one again would give the same answer. */
+    Py_ssize_t last_start = -1, last_end = -1, last_value = -1;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *item = PyTuple_GET_ITEM(found, i);
-        Py_ssize_t start, end;
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 4) {
-            PyErr_SetString(PyExc_TypeError, "line_hints() takes (key, kind, start, end) tuples");
+            PyErr_SetString(PyExc_TypeError, "contacts() takes (key, kind, start, end) tuples");
             goto fail;
         }
-        start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 2));
-        end = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 3));
+        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 2));
+        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 3));
         if (PyErr_Occurred())
             goto fail;
         if (start < 0 || end < start || end > n) {
-            PyErr_SetString(PyExc_ValueError, "line_hints(): a span outside the text");
+            PyErr_SetString(PyExc_ValueError, "contacts(): a span outside the text");
             goto fail;
         }
         Py_ssize_t before = breaks_left(breaks, nb, start) - 1;
         Py_ssize_t line_start = before >= 0 ? breaks[before] + 1 : 0;
         Py_ssize_t after = breaks_left(breaks, nb, end);
         Py_ssize_t line_end = after < nb ? breaks[after] : n;
-        Py_ssize_t begin = start > 60 ? start - 60 : 0, q = start;
-        while (q > begin && Py_UNICODE_ISSPACE(RD(q - 1)))
-            q--;
-        int declared = q > begin && declared_end(RD(q - 1));
-        PyObject *hint = Py_BuildValue("(nnO)", line_start, line_end,
-                                       declared ? Py_True : Py_False);
-        if (!hint)
-            goto fail;
-        PyList_SET_ITEM(out, i, hint);
+        if (line_start != last_start || line_end != last_end) {
+            PyObject *line = PyUnicode_Substring(text, line_start, line_end);
+            if (!line)
+                goto fail;
+            PyObject *value = PyObject_CallFunctionObjArgs(value_start, line, NULL);
+            Py_DECREF(line);
+            if (!value)
+                goto fail;
+            last_value = value == Py_None ? -1 : PyLong_AsSsize_t(value);
+            Py_DECREF(value);
+            if (last_value == -1 && PyErr_Occurred())
+                goto fail;
+            last_start = line_start;
+            last_end = line_end;
+        }
+        int contact = last_value >= 0 && last_value <= start - line_start;
+        if (!contact) {
+            Py_ssize_t begin = start > 60 ? start - 60 : 0, q = start;
+            while (q > begin && Py_UNICODE_ISSPACE(RD(q - 1)))
+                q--;
+            if (q > begin && declared_end(RD(q - 1))) {
+                PyObject *match = PyObject_CallFunction(declared, "Onn", text, begin, start);
+                if (!match)
+                    goto fail;
+                contact = match != Py_None;
+                Py_DECREF(match);
+            }
+        }
+        PyObject *answer = contact ? Py_True : Py_False;
+        Py_INCREF(answer);
+        PyList_SET_ITEM(out, i, answer);
     }
     PyMem_Free(breaks);
     return out;
@@ -1367,104 +1531,15 @@ static PyObject *url_spans(PyObject *self, PyObject *text) {
 
 #undef RD
 
-/* _extract's span bookkeeping: the spans found so far, sorted by start and never overlapping;
- * `add` keeps a span only when it has a key and overlaps none (the first finder to claim
- * characters keeps them). The Python closures' algorithm (bisect, insert), in C. */
-typedef struct {
-    Py_ssize_t start, end;
-    PyObject *key, *kind;
-} Span;
-
-typedef struct {
-    PyObject_HEAD
-    Span *spans;
-    Py_ssize_t n, cap;
-} Spans;
-
-static void Spans_dealloc(Spans *self) {
-    for (Py_ssize_t i = 0; i < self->n; i++) {
-        Py_DECREF(self->spans[i].key);
-        Py_DECREF(self->spans[i].kind);
-    }
-    PyMem_Free(self->spans);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* bisect.bisect_right(starts, start) */
-static Py_ssize_t spans_right(const Spans *self, Py_ssize_t start) {
-    Py_ssize_t lo = 0, hi = self->n;
-    while (lo < hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (start < self->spans[mid].start)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
-
-static int spans_taken(const Spans *self, Py_ssize_t start, Py_ssize_t end) {
-    Py_ssize_t i = spans_right(self, start) - 1;
-    if (i >= 0 && self->spans[i].end > start)
-        return 1;
-    return i + 1 < self->n && self->spans[i + 1].start < end;
-}
-
-static PyObject *Spans_taken(Spans *self, PyObject *args) {
-    Py_ssize_t start, end;
-    if (!PyArg_ParseTuple(args, "nn", &start, &end))
-        return NULL;
-    return PyBool_FromLong(spans_taken(self, start, end));
-}
-
-static PyObject *Spans_add(Spans *self, PyObject *args) {
-    Py_ssize_t start, end;
-    PyObject *key, *kind;
-    if (!PyArg_ParseTuple(args, "nnOO", &start, &end, &key, &kind))
-        return NULL;
-    int truth = PyObject_IsTrue(key);
-    if (truth < 0)
-        return NULL;
-    if (!truth || spans_taken(self, start, end))
-        Py_RETURN_NONE;
-    if (self->n == self->cap) {
-        Py_ssize_t cap = self->cap ? self->cap * 2 : 64;
-        Span *grown = PyMem_Realloc(self->spans, (size_t)cap * sizeof(Span));
-        if (!grown)
-            return PyErr_NoMemory();
-        self->spans = grown;
-        self->cap = cap;
-    }
-    Py_ssize_t i = spans_right(self, start);
-    memmove(self->spans + i + 1, self->spans + i, (size_t)(self->n - i) * sizeof(Span));
-    Py_INCREF(key);
-    Py_INCREF(kind);
-    self->spans[i] = (Span){start, end, key, kind};
-    self->n++;
-    Py_RETURN_NONE;
-}
-
-static PyObject *Spans_found(Spans *self, PyObject *unused) {
-    PyObject *out = PyTuple_New(self->n);
-    if (!out)
-        return NULL;
-    for (Py_ssize_t i = 0; i < self->n; i++) {
-        Span *s = &self->spans[i];
-        PyObject *item = Py_BuildValue("(OOnn)", s->key, s->kind, s->start, s->end);
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(out, i, item);
-    }
-    return out;
-}
-
 static PyMethodDef Spans_methods[] = {
     {"add", (PyCFunction)Spans_add, METH_VARARGS,
      "add(start, end, key, kind): kept when key is truthy and overlaps no span"},
     {"taken", (PyCFunction)Spans_taken, METH_VARARGS,
      "taken(start, end) -> whether a kept span overlaps it"},
+    {"add_dotted", (PyCFunction)Spans_add_dotted, METH_VARARGS,
+     "add_dotted(text, not_tlds, url_key, ip_key, ip_kind): _find_dotted, adding here"},
+    {"add_channels", (PyCFunction)Spans_add_channels, METH_VARARGS,
+     "add_channels(text, kind): the '#' finder, adding here with casefolded keys"},
     {"found", (PyCFunction)Spans_found, METH_NOARGS,
      "found() -> ((key, kind, start, end), ...) left to right"},
     {NULL, NULL, 0, NULL},
@@ -1480,6 +1555,7 @@ static PyTypeObject SpansType = {
     .tp_dealloc = (destructor)Spans_dealloc,
     .tp_methods = Spans_methods,
 };
+
 
 static PyMethodDef Model_methods[] = {
     {"score", (PyCFunction)Model_score, METH_VARARGS,
@@ -1507,18 +1583,14 @@ static PyMethodDef module_methods[] = {
      "text, or None"},
     {"windows", native_windows, METH_VARARGS,
      "windows(contrib, span) -> (sum, start, length) or None"},
-    {"dotted", dotted, METH_VARARGS,
-     "dotted(text, not_tlds) -> [(start, end, is_ip)]: destinations._find_dotted's spans"},
     {"ibans", ibans, METH_O,
      "ibans(text) -> [(start, end)]: destinations._find_ibans' spans"},
-    {"line_hints", line_hints, METH_VARARGS,
-     "line_hints(text, found) -> [(line_start, line_end, declared)]: taint._line_hints"},
+    {"contacts", contacts, METH_VARARGS,
+     "contacts(text, found, value_start, declared) -> [bool]: taint._contacts"},
     {"ipv6_runs", ipv6_runs, METH_O,
      "ipv6_runs(text) -> [(start, end)]: destinations._find_ipv6's candidates"},
     {"url_spans", url_spans, METH_O,
      "url_spans(text) -> [(start, end)]: destinations._find_urls' candidates"},
-    {"channels", channels, METH_O,
-     "channels(text) -> [(start, end)]: destinations' '#' finder's spans"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -305,7 +305,8 @@ class _Spans:
 @lru_cache(maxsize=32)
 def _extract(text: str) -> tuple[Found, ...]:
     module = native_finders()
-    spans = _Spans() if module is None else module.Spans()
+    # The C extension's Spans also walks the dots and the '#'s itself (add_dotted, add_channels).
+    spans: Any = _Spans() if module is None else module.Spans()
     add, taken = spans.add, spans.taken
     if "://" in text:
         _find_urls(text, add)
@@ -317,12 +318,18 @@ def _extract(text: str) -> tuple[Found, ...]:
     elif "::" in text or (text.count(":") >= 7 and _SEVEN_COLONS.search(text)):
         _find_ipv6(text, add)
     if "." in text:
-        _find_dotted(text, add, taken)
+        if module is not None:
+            spans.add_dotted(text, _NOT_TLDS, _url_key, canonical_ip, IP)
+        else:
+            _find_dotted(text, add, taken)
     if "+" in text or "(" in text or "-" in text:
         _find_phones(text, add)
     if "#" in text:
-        for at, end in _channels(text):
-            add(at, end, text[at:end].casefold(), CHANNEL)
+        if module is not None:
+            spans.add_channels(text, CHANNEL)
+        else:
+            for at, end in _channels(text):
+                add(at, end, text[at:end].casefold(), CHANNEL)
     _find_ibans(text, add)
     if not text.isascii():  # last: a name found here never hides one found before
         _find_idn_hosts(text, add, taken)
@@ -331,11 +338,6 @@ def _extract(text: str) -> tuple[Found, ...]:
 
 
 def _channels(text: str) -> list[tuple[int, int]]:
-    module = native_finders()
-    return _channels_py(text) if module is None else module.channels(text)
-
-
-def _channels_py(text: str) -> list[tuple[int, int]]:
     """(start, end) of each channel name not glued to what is before it. The pattern cannot
     hold a second '#', so every '#' that starts a channel is visited."""
     out = []
@@ -406,22 +408,8 @@ def native_finders() -> Any:
 
 
 def _find_dotted(text: str, add: _Add, taken: _Taken) -> None:
-    """Bare host names (with an optional path) and IPv4 addresses, found from their dots."""
-    module = native_finders()
-    if module is None:
-        _find_dotted_py(text, add, taken)
-        return
-    for start, end, is_ip in module.dotted(text, _NOT_TLDS):
-        if is_ip:
-            add(start, end, canonical_ip(text[start:end]), IP)
-        elif not taken(start, end):
-            found = _url_key(text[start:end], True)
-            if found is not None:
-                add(start, end, found[0], found[1])
-
-
-def _find_dotted_py(text: str, add: _Add, taken: _Taken) -> None:
-    """_find_dotted on the Python path: the reference the C walk is tested against."""
+    """Bare host names (with an optional path) and IPv4 addresses, found from their dots (on
+    the C path, Spans.add_dotted: this walk with its adds in C)."""
     done = 0
     for start, dot in _first_labels(text, _FIRST_DOT_REVERSED):
         if dot < done:

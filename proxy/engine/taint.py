@@ -141,7 +141,10 @@ def _contacts(text: str, found: tuple[Found, ...]) -> list[bool]:
     once: a minified file is one 64 KB line holding thousands of links, and reading that line
     anew for each of them made taint extraction quadratic."""
     module = native_finders()
-    hints = _line_hints(text, found) if module is None else module.line_hints(text, found)
+    if module is not None:
+        answers: list[bool] = module.contacts(text, found, _value_start, _SELF_DECLARED.search)
+        return answers
+    hints = _line_hints(text, found)
     lines: dict[tuple[int, int], int | None] = {}  # line -> where its value starts
     out = []
     for (_value, _kind, start, _end), hint in zip(found, hints, strict=True):
@@ -159,7 +162,7 @@ def _contacts(text: str, found: tuple[Found, ...]) -> list[bool]:
 def _line_hints(text: str, found: tuple[Found, ...]) -> list[tuple[int, int, bool]]:
     """(line_start, line_end, declared) of each span: the line that holds it, and whether the
     text before it ends (past whitespace, within 60 characters) the way a _SELF_DECLARED match
-    does, which rules out most spans before the regex runs. The C extension's line_hints."""
+    does, which rules out most spans before the regex runs."""
     breaks = [m.start() for m in re.finditer("\n", text)]
     out = []
     for _value, _kind, start, end in found:
