@@ -67,7 +67,7 @@ def dotted_c(text: str, claimed: list[tuple[int, int]]) -> tuple[d.Found, ...]:
     module = native.load()
     assert module is not None
     spans = claimed_spans(module.Spans(), claimed)
-    spans.add_dotted(text, d._NOT_TLDS, d._url_key, d.canonical_ip, d.IP)  # type: ignore[attr-defined]
+    spans.add_dotted(text, d._NOT_TLDS, d._url_key, d.canonical_ip, d.IP, d.HOST)  # type: ignore[attr-defined]
     return spans.found()  # type: ignore[attr-defined,no-any-return]
 
 
@@ -101,6 +101,8 @@ PIECES = st.sampled_from([
     "a" * 62, "b" * 63, "c" * 64, "d" * 25, "x." * 126, "y." * 127, "self.foo", "e.prototype",
     "this.props.children", "t.toLowerCase()", "+1 555 123 4567", "(555) 123-4567",
     "DE89 3704 0044 0532 0130 00", "a-.b.com", "-a.com", "a.-b.com", "a.b-c.com",
+    "www.", "WWW.", "Www.a.example", "www.example", "wwwx.example", "www.www.example",
+    "xn--", "XN--", "Xn--p1ai", "a.xn--p1ai", "xn--80ak6aa92e.com", "x-n--a.com", "xn-.com",
 ])
 
 TEXTS = st.lists(PIECES, max_size=40).map("".join)

@@ -1089,8 +1089,45 @@ static PyObject *Spans_found(Spans *self, PyObject *unused) {
 /* Where a walk's finds go: a Spans object, keyed as the Python path keys them. */
 typedef struct {
     Spans *spans;
-    PyObject *text, *url_key, *ip_key, *ip_kind, *kind;
+    PyObject *text, *url_key, *ip_key, *ip_kind, *host_kind, *kind;
 } Sink;
+
+/* text[start:end], lower-cased, without a leading "www." when more than one dot follows it;
+ * the characters are ASCII. */
+static PyObject *ascii_lower(int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    PyObject *out = PyUnicode_New(end - start, 127);
+    if (!out)
+        return NULL;
+    Py_UCS1 *to = PyUnicode_1BYTE_DATA(out);
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        to[i - start] = (Py_UCS1)(c >= 'A' && c <= 'Z' ? c | 32 : c);
+    }
+    return out;
+}
+
+/* _url_key(raw, True) of a bare name with no path, computed here: parse_url reads
+ * "http://" + raw with _PLAIN_URL (every name dotted() finds is plain: ASCII labels, a last
+ * label of letters), and the key is the lower-cased host less a leading "www." when more
+ * than one dot follows. Names holding "xn--" (punycode to validate) go to _url_key. */
+static PyObject *plain_host_key(int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
+    int dots = 0;
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == '.')
+            dots++;
+        if (c == '-' && i >= start + 2 && i + 1 < end && PyUnicode_READ(kind, data, i + 1) == '-' &&
+            (PyUnicode_READ(kind, data, i - 1) | 32) == 'n' &&
+            (PyUnicode_READ(kind, data, i - 2) | 32) == 'x')
+            return NULL;
+    }
+    if (end - start > 4 && dots > 1 && (PyUnicode_READ(kind, data, start) | 32) == 'w' &&
+        (PyUnicode_READ(kind, data, start + 1) | 32) == 'w' &&
+        (PyUnicode_READ(kind, data, start + 2) | 32) == 'w' &&
+        PyUnicode_READ(kind, data, start + 3) == '.')
+        start += 4;
+    return ascii_lower(kind, data, start, end);
+}
 
 static int sink_key(Sink *sink, Py_ssize_t start, Py_ssize_t end, PyObject *key,
                     PyObject *kind) {
@@ -1102,10 +1139,17 @@ static int sink_key(Sink *sink, Py_ssize_t start, Py_ssize_t end, PyObject *key,
 }
 
 /* A dotted find: an IPv4 match keyed by canonical_ip, a host name (when no span holds it)
- * by _url_key(raw, True), which gives (key, kind) or None. */
-static int dotted_found(Sink *sink, Py_ssize_t start, Py_ssize_t end, int is_ip) {
+ * by _url_key(raw, True), which gives (key, kind) or None; a bare plain name (`plain`: no
+ * path) by plain_host_key. */
+static int dotted_found(Sink *sink, Py_ssize_t start, Py_ssize_t end, int is_ip, int plain) {
     if (!is_ip && spans_taken(sink->spans, start, end))
         return 0;
+    if (plain) {
+        int kind = PyUnicode_KIND(sink->text);
+        PyObject *key = plain_host_key(kind, PyUnicode_DATA(sink->text), start, end);
+        if (key || PyErr_Occurred())
+            return sink_key(sink, start, end, key, sink->host_kind);
+    }
     PyObject *raw = PyUnicode_Substring(sink->text, start, end);
     if (!raw)
         return -1;
@@ -1151,7 +1195,7 @@ static int walk_dotted(PyObject *text, PyObject *not_tlds, Sink *sink) {
             Py_ssize_t end = ipv4_end(kind, data, n, start);
             if (end >= 0) {
                 done = end;
-                if (dotted_found(sink, start, end, 1) < 0)
+                if (dotted_found(sink, start, end, 1, 0) < 0)
                     return -1;
                 continue;
             }
@@ -1180,7 +1224,7 @@ static int walk_dotted(PyObject *text, PyObject *not_tlds, Sink *sink) {
             if (Py_UNICODE_ISALNUM(after) || after == '_' || after == '@')
                 continue;
         }
-        if (dotted_found(sink, start, end, 0) < 0)
+        if (dotted_found(sink, start, end, 0, end == tld_at + tld_len) < 0)
             return -1;
     }
     return dot == -2 ? -1 : 0;
@@ -1189,8 +1233,8 @@ static int walk_dotted(PyObject *text, PyObject *not_tlds, Sink *sink) {
 static PyObject *Spans_add_dotted(Spans *self, PyObject *args) {
     Sink sink = {.spans = self};
     PyObject *not_tlds;
-    if (!PyArg_ParseTuple(args, "UO!OOO", &sink.text, &PyFrozenSet_Type, &not_tlds,
-                          &sink.url_key, &sink.ip_key, &sink.ip_kind))
+    if (!PyArg_ParseTuple(args, "UO!OOOO", &sink.text, &PyFrozenSet_Type, &not_tlds,
+                          &sink.url_key, &sink.ip_key, &sink.ip_kind, &sink.host_kind))
         return NULL;
     if (walk_dotted(sink.text, not_tlds, &sink) < 0)
         return NULL;
@@ -1226,11 +1270,19 @@ static int walk_channels(PyObject *text, Sink *sink) {
         while (RD(end - 1) == '.')
             end--;
         if (!spans_taken(sink->spans, here, end)) {
-            PyObject *raw = PyUnicode_Substring(text, here, end);
-            if (!raw)
-                return -1;
-            PyObject *key = PyObject_CallMethod(raw, "casefold", NULL);
-            Py_DECREF(raw);
+            int ascii = 1;
+            for (Py_ssize_t i = here; i < end && ascii; i++)
+                ascii = RD(i) < 128;
+            PyObject *key;
+            if (ascii) {
+                key = ascii_lower(kind, data, here, end);  /* casefold, for ASCII */
+            } else {
+                PyObject *raw = PyUnicode_Substring(text, here, end);
+                if (!raw)
+                    return -1;
+                key = PyObject_CallMethod(raw, "casefold", NULL);
+                Py_DECREF(raw);
+            }
             if (sink_key(sink, here, end, key, sink->kind) < 0)
                 return -1;
         }
@@ -1537,7 +1589,8 @@ static PyMethodDef Spans_methods[] = {
     {"taken", (PyCFunction)Spans_taken, METH_VARARGS,
      "taken(start, end) -> whether a kept span overlaps it"},
     {"add_dotted", (PyCFunction)Spans_add_dotted, METH_VARARGS,
-     "add_dotted(text, not_tlds, url_key, ip_key, ip_kind): _find_dotted, adding here"},
+     "add_dotted(text, not_tlds, url_key, ip_key, ip_kind, host_kind): _find_dotted, adding "
+     "here"},
     {"add_channels", (PyCFunction)Spans_add_channels, METH_VARARGS,
      "add_channels(text, kind): the '#' finder, adding here with casefolded keys"},
     {"found", (PyCFunction)Spans_found, METH_NOARGS,

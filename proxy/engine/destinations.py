@@ -319,7 +319,7 @@ def _extract(text: str) -> tuple[Found, ...]:
         _find_ipv6(text, add)
     if "." in text:
         if module is not None:
-            spans.add_dotted(text, _NOT_TLDS, _url_key, canonical_ip, IP)
+            spans.add_dotted(text, _NOT_TLDS, _url_key, canonical_ip, IP, HOST)
         else:
             _find_dotted(text, add, taken)
     if "+" in text or "(" in text or "-" in text:

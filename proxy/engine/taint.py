@@ -250,8 +250,11 @@ def _sightings(leaves: list[tuple[str, str, str]]) -> tuple[list[Sighting], list
         texts.append(text)
         found_in = extract_destinations(text)
         contacts = _contacts(text, found_in)
+        # add() inlined: a minified file finds thousands (every value has a key: no `if value`)
         for (value, vkind, _start, _end), contact in zip(found_in, contacts, strict=True):
-            add(value, vkind, STRUCTURED if contact else FREE_TEXT, path)
+            slot = (value, STRUCTURED if contact else FREE_TEXT)
+            if slot not in found:
+                found[slot] = Sighting(value, vkind, slot[1], path)
     return list(found.values()), texts
 
 
