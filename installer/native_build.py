@@ -1,4 +1,5 @@
-"""Hatchling build hook: compile the detector's C extension (proxy/detector/_native.c).
+"""Hatchling build hook: compile the C extension (proxy/detector/_native.c: the detector's
+learned layer and tokens, the engine's destination finder).
 
 A wheel (`pip install <repo>`, what installer/install.sh does) carries the compiled module and
 is tagged for this interpreter and platform. An editable install (`pip install -e .`, what
@@ -8,10 +9,11 @@ no -ffast-math and no contraction of floating-point operations: the C scorer mus
 Python scorer's floats to the last bit.
 
 Compiling is optional: where it fails (no compiler, no Python headers) the build goes on
-without the module, a pure-Python wheel, and the detector runs its Python path (`gatewatch
-doctor` says so). GATEWATCH_NATIVE_BUILD=0 skips compiling. The module carries the SHA-256 of
-the source it was built from: an in-place build older than the source is not loaded
-(proxy/detector/native.py), so an edited _native.c without a reinstall runs the Python path.
+without the module, a pure-Python wheel, and the detector and the destination finder run their
+Python paths (`gatewatch doctor` says so). GATEWATCH_NATIVE_BUILD=0 skips compiling. The
+module carries the SHA-256 of the source it was built from: an in-place build older than the
+source is not loaded (proxy/detector/native.py), so an edited _native.c without a reinstall
+runs the Python paths.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE = "proxy/detector/_native.c"
+FALLBACK = "the detector and the destination finder will run their Python paths"
 # -ffp-contract=off: no fused multiply-add (GCC contracts by default outside ISO C mode);
 # -fno-fast-math: IEEE semantics even if the environment's CFLAGS asked otherwise.
 FLAGS = ["-O2", "-fPIC", "-fno-fast-math", "-ffp-contract=off", "-fno-strict-aliasing"]
@@ -72,19 +75,17 @@ class NativeBuildHook(BuildHookInterface):
     def _compile(self, source: Path, target: Path) -> bool:
         command = compile_command(source, target)
         if command is None:
-            self.app.display_warning("gatewatch: no C toolchain known here; the detector "
-                                     "will run its Python path")
+            self.app.display_warning(f"gatewatch: no C toolchain known here; {FALLBACK}")
             return False
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            self.app.display_warning(f"gatewatch: compiling {SOURCE} failed ({exc}); the "
-                                     "detector will run its Python path")
+            self.app.display_warning(f"gatewatch: compiling {SOURCE} failed ({exc}); {FALLBACK}")
             return False
         if done.returncode != 0:
             target.unlink(missing_ok=True)
-            self.app.display_warning(f"gatewatch: compiling {SOURCE} failed; the detector "
-                                     f"will run its Python path\n{done.stderr[-2000:]}")
+            self.app.display_warning(f"gatewatch: compiling {SOURCE} failed; {FALLBACK}\n"
+                                     f"{done.stderr[-2000:]}")
             return False
         return True
 

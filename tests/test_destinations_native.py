@@ -338,3 +338,38 @@ def test_url_candidates_are_the_python_ones(text):
     assert module.url_spans(text) == d._url_spans(text)
     mine, theirs = both(text)
     assert mine == theirs
+
+
+@built
+def test_a_stale_build_leaves_the_finder_on_its_python_path(monkeypatch, tmp_path):
+    """An edit of _native.c since the last install: the finder runs its Python path, and finds
+    what the C path found."""
+    text = payload("minjs", 4096, 1) + " https://evil.example/x thief@evil.example #ops 10.0.0.1"
+    d._extract.cache_clear()
+    with_c = d.extract_destinations(text)
+    edited = tmp_path / "_native.c"
+    edited.write_bytes(native.SOURCE.read_bytes() + b"/* edited */\n")
+    monkeypatch.setattr(native, "SOURCE", edited)
+    native._stale.cache_clear()
+    native._module.cache_clear()
+    try:
+        assert d.native_finders() is None
+        d._extract.cache_clear()
+        assert d.extract_destinations(text) == with_c
+    finally:
+        native._stale.cache_clear()
+        native._module.cache_clear()
+        d._extract.cache_clear()
+    monkeypatch.undo()
+    assert d.native_finders() is not None
+
+
+def test_gatewatch_native_0_runs_the_finder_on_its_python_path(monkeypatch):
+    monkeypatch.setenv(native.ENV, "0")
+    d._extract.cache_clear()
+    try:
+        assert d.native_finders() is None
+        found = d.extract_destinations("mail thief@evil.example or see evil.example/x, #ops")
+        assert [kind for _key, kind, _s, _e in found] == [d.EMAIL, d.URL, d.CHANNEL]
+    finally:
+        d._extract.cache_clear()

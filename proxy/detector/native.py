@@ -1,8 +1,10 @@
-"""The detector's C extension (proxy/detector/_native.c), when it was built and is wanted.
+"""The C extension (proxy/detector/_native.c), when it was built and is wanted: the detector's
+learned layer and tokens, and the engine's destination finder (proxy/engine/destinations.py)
+and taint's contact test (proxy/engine/taint.py).
 
 The extension is compiled at install time (installer/native_build.py); where that failed the
-detector runs its Python path, which gives the same results to the last bit, only slower.
-GATEWATCH_NATIVE=0 forces the Python path.
+detector and the finder run their Python paths, which give the same results (to the last bit,
+the same destinations), only slower. GATEWATCH_NATIVE=0 forces the Python paths.
 """
 
 from __future__ import annotations
@@ -53,9 +55,11 @@ def load() -> ModuleType | None:
 def status() -> str:
     """One line for `gatewatch doctor`."""
     if not wanted():
-        return f"off ({ENV}=0): the detector runs its Python path"
+        return f"off ({ENV}=0): the detector and the destination finder run their Python paths"
     if _stale():
-        return f"stale (built from another {SOURCE.name}): the detector runs its Python path"
+        return (f"stale (built from another {SOURCE.name}): the detector and the destination "
+                "finder run their Python paths")
     if _module() is None:
-        return "not built: the detector runs its Python path (same verdicts, slower)"
-    return "loaded: the learned layer's scorer runs in C"
+        return ("not built: the detector and the destination finder run their Python paths "
+                "(same verdicts, slower)")
+    return "loaded: the learned layer's scorer and the destination finder run in C"

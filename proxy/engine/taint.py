@@ -16,7 +16,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proxy.engine.destinations import (
     EMAIL,
@@ -107,8 +107,7 @@ MAX_SCAN = 2 * 1024 * 1024  # longest single text scanned for destinations
 MAX_SHARED_PER_RESULT = 10_000  # taint rows one result may queue for the shared database
 
 
-@dataclass(frozen=True)
-class Sighting:
+class Sighting(NamedTuple):  # a tuple: a minified file makes thousands per result
     value: str  # normalised
     kind: str
     provenance: str
