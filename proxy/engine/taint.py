@@ -301,7 +301,9 @@ class TaintLog:
         self._store = store
         self.server = server
         self.session_id = session_id
-        self._memory: dict[str, dict[str, Origin]] = {}  # value -> provenance -> first origin
+        # value -> (provenance, the host of a link?) -> the first sighting's (tool, ts, kind):
+        # an Origin is only built when a lookup finds one (a minified file records thousands).
+        self._memory: dict[str, dict[tuple[str, bool], tuple[str, float, str]]] = {}
         self._chunks: list[str] = []
         self._chunk_starts: list[int] = []
         self._chunk_tools: list[str] = []
@@ -313,14 +315,16 @@ class TaintLog:
         now = time.time()
         shared = 0
         rows: list[tuple[str, str, str, str, str, str, float]] = []
+        memory = self._memory
         for s in seen:
             for value, kind in aliases(s.value, s.kind):
-                known = self._memory.setdefault(value, {})
-                slot = f"{s.provenance}:{kind == URL_HOST}"
-                if slot in known:
+                slot = (s.provenance, kind == URL_HOST)
+                known = memory.get(value)
+                if known is None:
+                    known = memory[value] = {}
+                elif slot in known:
                     continue
-                known[slot] = Origin(value, self.server, tool, self.session_id, now,
-                                     s.provenance, kind=kind)
+                known[slot] = (tool, now, kind)
                 shared += 1
                 if shared > MAX_SHARED_PER_RESULT:
                     continue  # a data dump: this session still knows every value
@@ -350,8 +354,9 @@ class TaintLog:
         keys = candidates(dest)
         hits: dict[tuple[str, str], list[Origin]] = {}
         for key, how in keys:
-            for known in self._memory.get(key, {}).values():
-                hits.setdefault((key, how), []).append(known)
+            for (provenance, _link), (tool, ts, kind) in self._memory.get(key, {}).items():
+                hits.setdefault((key, how), []).append(
+                    Origin(key, self.server, tool, self.session_id, ts, provenance, kind=kind))
         for row in self._store.sightings([key for key, _how in keys]):
             stored = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
                             row.provenance, kind=row.kind or "")
