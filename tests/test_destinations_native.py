@@ -373,3 +373,20 @@ def test_gatewatch_native_0_runs_the_finder_on_its_python_path(monkeypatch):
         assert [kind for _key, kind, _s, _e in found] == [d.EMAIL, d.URL, d.CHANNEL]
     finally:
         d._extract.cache_clear()
+
+
+PHONES = st.lists(st.sampled_from([
+    "+", "(", ")", "-", " ", "\t", ".", "1", "5", "0", "555", "123", "4567", "\u0663", "\u00b2",
+    "\uff11", "x", "a", "_", "+1 555 123 4567", "(555) 123-4567", "(555)123-4567",
+    "555-123-4567", "-123-4567", "1-234-567-8901", "+44 (20) 7946-0958", "+1" + "2" * 20,
+    "+1 (((((((((((((((((2", "\n", "\x00", "\ud800",
+]), max_size=30).map("".join)
+
+
+@built
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(PHONES, TEXTS, ANY))
+def test_phone_numbers_are_the_python_ones(text):
+    module = native.load()
+    assert module is not None
+    assert module.phone_spans(text) == d._phone_spans(text)

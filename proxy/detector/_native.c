@@ -1581,6 +1581,124 @@ static PyObject *url_spans(PyObject *self, PyObject *text) {
     return out;
 }
 
+/* _find_phones' matches: (start, end) of each _PHONE_RE match at an anchor (a '+' before a
+ * digit, a '(' before three digits and ')', three digits before each non-overlapping
+ * -\d{3}-\d{4} with no letter or digit before them), anchors left to right, that no letter
+ * or digit follows. \d is Py_UNICODE_ISDECIMAL; str.isdigit is Py_UNICODE_ISDIGIT. */
+static inline int dec(int kind, const void *data, Py_ssize_t n, Py_ssize_t i) {
+    return i < n && Py_UNICODE_ISDECIMAL(RD(i));
+}
+
+static inline int phone_char(Py_UCS4 c) {  /* [\d \t().-] */
+    return c == ' ' || c == '\t' || c == '(' || c == ')' || c == '.' || c == '-' ||
+           Py_UNICODE_ISDECIMAL(c);
+}
+
+/* _PHONE_RE.match(text, s): where it ends, or -1. At a '+' only the first alternative can
+ * match: the most class characters (6 to 18) that a digit follows. */
+static Py_ssize_t phone_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t s) {
+    Py_UCS4 c = RD(s);
+    if (c == '+') {
+        if (!dec(kind, data, n, s + 1))
+            return -1;
+        Py_ssize_t run = 0;
+        while (run < 19 && s + 2 + run < n && phone_char(RD(s + 2 + run)))
+            run++;
+        for (Py_ssize_t m = run - 1 < 18 ? run - 1 : 18; m >= 6; m--)
+            if (dec(kind, data, n, s + 2 + m))
+                return s + 3 + m;
+        return -1;
+    }
+    if (c == '(') {
+        if (!(dec(kind, data, n, s + 1) && dec(kind, data, n, s + 2) &&
+              dec(kind, data, n, s + 3) && s + 4 < n && RD(s + 4) == ')'))
+            return -1;
+        Py_ssize_t p = s + 5;
+        if (p < n && RD(p) == ' ')
+            p++;
+        if (dec(kind, data, n, p) && dec(kind, data, n, p + 1) && dec(kind, data, n, p + 2) &&
+            p + 3 < n && RD(p + 3) == '-' && dec(kind, data, n, p + 4) &&
+            dec(kind, data, n, p + 5) && dec(kind, data, n, p + 6) && dec(kind, data, n, p + 7))
+            return p + 8;
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < 12; i++) {
+        int dash = i == 3 || i == 7;
+        if (dash ? !(s + i < n && RD(s + i) == '-') : !dec(kind, data, n, s + i))
+            return -1;
+    }
+    return s + 12;
+}
+
+static int cmp_ssize(const void *a, const void *b) {
+    Py_ssize_t x = *(const Py_ssize_t *)a, y = *(const Py_ssize_t *)b;
+    return (x > y) - (x < y);
+}
+
+static PyObject *phone_spans(PyObject *self, PyObject *text) {
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "phone_spans() takes a str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t count = 0, cap = 16;
+    Py_ssize_t *anchors = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+    if (!anchors)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = RD(i);
+        Py_ssize_t anchor = -1;
+        if (c == '+') {
+            if (dec(kind, data, n, i + 1))
+                anchor = i;
+        } else if (c == '(') {
+            if (dec(kind, data, n, i + 1) && dec(kind, data, n, i + 2) &&
+                dec(kind, data, n, i + 3) && i + 4 < n && RD(i + 4) == ')')
+                anchor = i;
+        } else if (c == '-') {
+            /* -\d{3}-\d{4}, found left to right without overlap (finditer) */
+            int match = 1;
+            for (Py_ssize_t k = 1; k < 9 && match; k++)
+                match = k == 4 ? (i + k < n && RD(i + k) == '-') : dec(kind, data, n, i + k);
+            if (match) {
+                Py_ssize_t start = i - 3;
+                if (start >= 0 && Py_UNICODE_ISDIGIT(RD(start)) &&
+                    Py_UNICODE_ISDIGIT(RD(start + 1)) && Py_UNICODE_ISDIGIT(RD(start + 2)) &&
+                    (start == 0 || !Py_UNICODE_ISALNUM(RD(start - 1))))
+                    anchor = start;
+                i += 8;  /* the loop's i++ makes it the match's end */
+            }
+        }
+        if (anchor < 0)
+            continue;
+        if (count == cap) {
+            cap *= 2;
+            Py_ssize_t *grown = PyMem_Realloc(anchors, (size_t)cap * sizeof(Py_ssize_t));
+            if (!grown) {
+                PyMem_Free(anchors);
+                return PyErr_NoMemory();
+            }
+            anchors = grown;
+        }
+        anchors[count++] = anchor;
+    }
+    qsort(anchors, (size_t)count, sizeof(Py_ssize_t), cmp_ssize);
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t i = 0; out && i < count; i++) {
+        Py_ssize_t start = anchors[i], end = phone_end(kind, data, n, start);
+        if (end < 0 || (end < n && Py_UNICODE_ISALNUM(RD(end))))
+            continue;
+        PyObject *item = Py_BuildValue("(nn)", start, end);
+        if (!item || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    PyMem_Free(anchors);
+    return out;
+}
+
 #undef RD
 
 static PyMethodDef Spans_methods[] = {
@@ -1642,6 +1760,8 @@ static PyMethodDef module_methods[] = {
      "contacts(text, found, value_start, declared) -> [bool]: taint._contacts"},
     {"ipv6_runs", ipv6_runs, METH_O,
      "ipv6_runs(text) -> [(start, end)]: destinations._find_ipv6's candidates"},
+    {"phone_spans", phone_spans, METH_O,
+     "phone_spans(text) -> [(start, end)]: destinations._find_phones' matches"},
     {"url_spans", url_spans, METH_O,
      "url_spans(text) -> [(start, end)]: destinations._find_urls' candidates"},
     {NULL, NULL, 0, NULL},

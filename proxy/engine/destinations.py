@@ -502,6 +502,14 @@ def _word(ch: str) -> bool:
 
 
 def _find_phones(text: str, add: _Add) -> None:
+    module = native_finders()
+    for start, end in _phone_spans(text) if module is None else module.phone_spans(text):
+        raw = text[start:end]
+        add(start, end, ("+" if raw.startswith("+") else "") + re.sub(r"\D", "", raw), PHONE)
+
+
+def _phone_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each phone number no letter or digit follows."""
     anchors = []
     if "+" in text:
         anchors += [m.start() for m in re.finditer(r"\+(?=\d)", text)]
@@ -514,6 +522,7 @@ def _find_phones(text: str, add: _Add) -> None:
                 start == 0 or not text[start - 1].isalnum()
             ):
                 anchors.append(start)
+    out = []
     for start in sorted(anchors):
         match = _PHONE_RE.match(text, start)
         if match is None:
@@ -521,9 +530,8 @@ def _find_phones(text: str, add: _Add) -> None:
         end = match.end()
         if end < len(text) and text[end].isalnum():
             continue
-        raw = match.group(0)
-        digits = re.sub(r"\D", "", raw)
-        add(start, end, ("+" if raw.startswith("+") else "") + digits, PHONE)
+        out.append((start, end))
+    return out
 
 
 @lru_cache(maxsize=1)
