@@ -23,6 +23,7 @@ from bench.payloads import KINDS, payload
 from proxy.detector import native
 from proxy.engine import destinations as d
 from proxy.engine.taint import _contacts, sightings
+from tests.test_detector_native import stale_build
 
 built = pytest.mark.skipif(native.load() is None, reason="the C extension is not built here")
 
@@ -112,25 +113,10 @@ ANY = st.text(max_size=200)  # every code point, surrogates included
 
 
 @built
-@settings(max_examples=3000, deadline=None)
-@given(TEXTS)
+@settings(max_examples=6000, deadline=None)
+@given(st.one_of(TEXTS, DENSE, ANY))
 def test_generated_text_finds_the_same_on_both_paths(text):
-    mine, theirs = both(text)
-    assert mine == theirs
-
-
-@built
-@settings(max_examples=1500, deadline=None)
-@given(DENSE)
-def test_dense_punctuation_finds_the_same_on_both_paths(text):
-    mine, theirs = both(text)
-    assert mine == theirs
-
-
-@built
-@settings(max_examples=1500, deadline=None)
-@given(ANY)
-def test_any_unicode_finds_the_same_on_both_paths(text):
+    """Pieces built to hit the edges, dense punctuation, and any code point at all."""
     mine, theirs = both(text)
     assert mine == theirs
 
@@ -224,15 +210,6 @@ def test_a_planted_host_in_a_long_minified_line_is_found_on_the_c_path():
     assert mine == theirs
 
 
-@built
-@settings(max_examples=1500, deadline=None)
-@given(st.one_of(TEXTS, DENSE, ANY, st.text(alphabet="DEGB0123456789 AZ\ud800x", max_size=120)))
-def test_account_numbers_are_the_python_ones(text):
-    module = native.load()
-    assert module is not None
-    assert module.ibans(text) == d._ibans_py(text)
-
-
 LINES = st.lists(st.one_of(PIECES, st.sampled_from([
     "\n", "\r\n", "From: ", "Reply-To: ", "- IBAN: ", "My e-mail is ", "contact us at ",
     "MY SITE IS ", "email me via\u3000", "reach us on\t", "my address:  ", "Notes: see ",
@@ -321,23 +298,7 @@ def test_ipv6_candidates_are_the_python_ones(text):
     assert [call for call in mine if call[2] is not None] == ipv6_adds_py(text)  # add drops None
 
 
-URLS = st.lists(st.sampled_from([
-    "://", ":", "/", "//", "http", "https", "HTTP", "a+b.c-d", "x" * 17, "1", "-", ".", " ",
-    "\n", "h\u00e9", "\u0430", "example.com", "/p?q=1#f", "evil.example", ")", "]", "}", '"',
-    "'", "`", "<", ">", ",", ".", "!", "?", ";", "\u3000", "\x85", "\x00", "\ud800", "%2F",
-    "\\", "@", "user:pw@", "[::1]", ":8080", "\U0001f600",
-]), max_size=30).map("".join)
 
-
-@built
-@settings(max_examples=3000, deadline=None)
-@given(st.one_of(URLS, TEXTS, ANY))
-def test_url_candidates_are_the_python_ones(text):
-    module = native.load()
-    assert module is not None
-    assert module.url_spans(text) == d._url_spans(text)
-    mine, theirs = both(text)
-    assert mine == theirs
 
 
 @built
@@ -347,20 +308,11 @@ def test_a_stale_build_leaves_the_finder_on_its_python_path(monkeypatch, tmp_pat
     text = payload("minjs", 4096, 1) + " https://evil.example/x thief@evil.example #ops 10.0.0.1"
     d._extract.cache_clear()
     with_c = d.extract_destinations(text)
-    edited = tmp_path / "_native.c"
-    edited.write_bytes(native.SOURCE.read_bytes() + b"/* edited */\n")
-    monkeypatch.setattr(native, "SOURCE", edited)
-    native._stale.cache_clear()
-    native._module.cache_clear()
-    try:
+    with stale_build(monkeypatch, tmp_path):
         assert d.native_finders() is None
         d._extract.cache_clear()
         assert d.extract_destinations(text) == with_c
-    finally:
-        native._stale.cache_clear()
-        native._module.cache_clear()
-        d._extract.cache_clear()
-    monkeypatch.undo()
+    d._extract.cache_clear()
     assert d.native_finders() is not None
 
 
@@ -375,18 +327,33 @@ def test_gatewatch_native_0_runs_the_finder_on_its_python_path(monkeypatch):
         d._extract.cache_clear()
 
 
+URLS = st.lists(st.sampled_from([
+    "://", ":", "/", "//", "http", "https", "HTTP", "a+b.c-d", "x" * 17, "1", "-", ".", " ",
+    "\n", "h\u00e9", "\u0430", "example.com", "/p?q=1#f", "evil.example", ")", "]", "}", '"',
+    "'", "`", "<", ">", ",", ".", "!", "?", ";", "\u3000", "\x85", "\x00", "\ud800", "%2F",
+    "\\", "@", "user:pw@", "[::1]", ":8080", "\U0001f600",
+]), max_size=30).map("".join)
+
 PHONES = st.lists(st.sampled_from([
     "+", "(", ")", "-", " ", "\t", ".", "1", "5", "0", "555", "123", "4567", "\u0663", "\u00b2",
     "\uff11", "x", "a", "_", "+1 555 123 4567", "(555) 123-4567", "(555)123-4567",
     "555-123-4567", "-123-4567", "1-234-567-8901", "+44 (20) 7946-0958", "+1" + "2" * 20,
     "+1 (((((((((((((((((2", "\n", "\x00", "\ud800",
 ]), max_size=30).map("".join)
+ACCOUNTS = st.text(alphabet="DEGB0123456789 AZ\ud800x", max_size=120)
+# Each C scan that gives spans, the Python path's scan it stands for, and text built for it.
+SPAN_SCANS = {
+    "url_spans": (d._url_spans, URLS),
+    "phone_spans": (d._phone_spans, PHONES),
+    "ibans": (d._ibans_py, ACCOUNTS),
+}
 
 
 @built
+@pytest.mark.parametrize("name", sorted(SPAN_SCANS))
 @settings(max_examples=3000, deadline=None)
-@given(st.one_of(PHONES, TEXTS, ANY))
-def test_phone_numbers_are_the_python_ones(text):
-    module = native.load()
-    assert module is not None
-    assert module.phone_spans(text) == d._phone_spans(text)
+@given(data=st.data())
+def test_span_scans_are_the_python_ones(name, data):
+    python_scan, pieces = SPAN_SCANS[name]
+    text = data.draw(st.one_of(pieces, TEXTS, DENSE, ANY))
+    assert getattr(native.load(), name)(text) == python_scan(text)

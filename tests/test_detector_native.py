@@ -5,12 +5,14 @@ extension is not there or not wanted."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -249,21 +251,28 @@ def test_c_tokens_of_every_payload_view_are_the_python_tokens(kind):
             assert tokens(view) == _python_tokens(view)
 
 
-@built
-def test_a_build_older_than_its_source_is_not_used(monkeypatch, tmp_path):
-    """An edit of _native.c since the last install: the C code is not the source under test."""
+@contextlib.contextmanager
+def stale_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Inside: _native.c edited since the last install (the build is stale)."""
     edited = tmp_path / "_native.c"
     edited.write_bytes(native.SOURCE.read_bytes() + b"/* edited */\n")
     monkeypatch.setattr(native, "SOURCE", edited)
     native._stale.cache_clear()
     native._module.cache_clear()
     try:
-        assert native.load() is None
-        assert native.status().startswith("stale")
+        yield
     finally:
         native._stale.cache_clear()
         native._module.cache_clear()
-    monkeypatch.undo()
+        monkeypatch.undo()
+
+
+@built
+def test_a_build_older_than_its_source_is_not_used(monkeypatch, tmp_path):
+    """An edit of _native.c since the last install: the C code is not the source under test."""
+    with stale_build(monkeypatch, tmp_path):
+        assert native.load() is None
+        assert native.status().startswith("stale")
     assert native.load() is not None
 
 

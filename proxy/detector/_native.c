@@ -885,6 +885,40 @@ static PyObject *flat(PyObject *self, PyObject *text) {
 
 #define RD(i) PyUnicode_READ(kind, data, (i))
 
+/* out.append((a, b)); -1 on error */
+static int append_pair(PyObject *out, Py_ssize_t a, Py_ssize_t b) {
+    PyObject *item = Py_BuildValue("(nn)", a, b);
+    if (!item)
+        return -1;
+    int rc = PyList_Append(out, item);
+    Py_DECREF(item);
+    return rc;
+}
+
+/* Appends `value` to a growing array of indices (*items, *count, *cap); -1 when out of
+ * memory (the array stays the caller's to free). */
+static int push_index(Py_ssize_t **items, Py_ssize_t *count, Py_ssize_t *cap, Py_ssize_t value) {
+    if (*count == *cap) {
+        Py_ssize_t grown_cap = *cap ? *cap * 2 : 64;
+        Py_ssize_t *grown = PyMem_Realloc(*items, (size_t)grown_cap * sizeof(Py_ssize_t));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *items = grown;
+        *cap = grown_cap;
+    }
+    (*items)[(*count)++] = value;
+    return 0;
+}
+
+static int is_str(PyObject *text, const char *name) {
+    if (PyUnicode_Check(text))
+        return 1;
+    PyErr_Format(PyExc_TypeError, "%s() takes a str", name);
+    return 0;
+}
+
 static inline int ascii_alpha(Py_UCS4 c) { return (c | 32) >= 'a' && (c | 32) <= 'z'; }
 static inline int ascii_digit(Py_UCS4 c) { return c >= '0' && c <= '9'; }
 static inline int ascii_alnum(Py_UCS4 c) { return ascii_alpha(c) || ascii_digit(c); }
@@ -1352,13 +1386,10 @@ ALWAYS_INLINE PyObject *ibans_impl(int kind, const void *data, Py_ssize_t n, int
             continue;
         }
         if (!((s > 0 && Py_UNICODE_ISALNUM(RD(s - 1))) || (end < n && Py_UNICODE_ISALNUM(RD(end))))) {
-            PyObject *item = Py_BuildValue("(nn)", s, end);
-            if (!item || PyList_Append(out, item) < 0) {
-                Py_XDECREF(item);
+            if (append_pair(out, s, end) < 0) {
                 Py_DECREF(out);
                 return NULL;
             }
-            Py_DECREF(item);
         }
         s = end;
     }
@@ -1366,10 +1397,8 @@ ALWAYS_INLINE PyObject *ibans_impl(int kind, const void *data, Py_ssize_t n, int
 }
 
 static PyObject *ibans(PyObject *self, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "ibans() takes a str");
+    if (!is_str(text, "ibans"))
         return NULL;
-    }
     BY_WIDTH(ibans_impl, text, 0)
 }
 
@@ -1403,21 +1432,17 @@ static PyObject *contacts(PyObject *self, PyObject *args) {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t nb = 0, cap = 64;
-    Py_ssize_t *breaks = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
-    if (!breaks)
-        return PyErr_NoMemory();
-    for (Py_ssize_t at = 0; n > 0 && (at = PyUnicode_FindChar(text, '\n', at, n, 1)) >= 0; at++) {
-        if (nb == cap) {
-            cap *= 2;
-            Py_ssize_t *grown = PyMem_Realloc(breaks, (size_t)cap * sizeof(Py_ssize_t));
-            if (!grown) {
-                PyMem_Free(breaks);
-                return PyErr_NoMemory();
-            }
-            breaks = grown;
+    Py_ssize_t nb = 0, cap = 0, at = 0;
+    Py_ssize_t *breaks = NULL;
+    while (n > 0 && (at = PyUnicode_FindChar(text, '\n', at, n, 1)) >= 0) {
+        if (push_index(&breaks, &nb, &cap, at++) < 0) {
+            PyMem_Free(breaks);
+            return NULL;
         }
-        breaks[nb++] = at;
+    }
+    if (at == -2) {
+        PyMem_Free(breaks);
+        return NULL;
     }
     Py_ssize_t count = PyTuple_GET_SIZE(found);
     PyObject *out = PyList_New(count);
@@ -1495,10 +1520,8 @@ static inline int ipv6_char(Py_UCS4 c) {
 }
 
 static PyObject *ipv6_runs(PyObject *self, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "ipv6_runs() takes a str");
+    if (!is_str(text, "ipv6_runs"))
         return NULL;
-    }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -1529,13 +1552,10 @@ static PyObject *ipv6_runs(PyObject *self, PyObject *text) {
                 }
             }
             if ((pair || colons == 7) && digit) {
-                PyObject *item = Py_BuildValue("(nn)", start, stop);
-                if (!item || PyList_Append(out, item) < 0) {
-                    Py_XDECREF(item);
+                if (append_pair(out, start, stop) < 0) {
                     Py_DECREF(out);
                     return NULL;
                 }
-                Py_DECREF(item);
             }
         }
         colon = end < n ? PyUnicode_FindChar(text, ':', end, n, 1) : -1;
@@ -1555,10 +1575,8 @@ static inline int scheme_char(Py_UCS4 c) {
 }
 
 static PyObject *url_spans(PyObject *self, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "url_spans() takes a str");
+    if (!is_str(text, "url_spans"))
         return NULL;
-    }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
@@ -1585,13 +1603,10 @@ static PyObject *url_spans(PyObject *self, PyObject *text) {
             continue;
         while (end > start && strip_char(RD(end - 1)))
             end--;
-        PyObject *item = Py_BuildValue("(nn)", start, end);
-        if (!item || PyList_Append(out, item) < 0) {
-            Py_XDECREF(item);
+        if (append_pair(out, start, end) < 0) {
             Py_DECREF(out);
             return NULL;
         }
-        Py_DECREF(item);
     }
     if (at == -2) {
         Py_DECREF(out);
@@ -1656,10 +1671,8 @@ static int cmp_ssize(const void *a, const void *b) {
 
 ALWAYS_INLINE PyObject *phone_spans_impl(int kind, const void *data, Py_ssize_t n, int unused) {
     (void)unused;
-    Py_ssize_t count = 0, cap = 16;
-    Py_ssize_t *anchors = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
-    if (!anchors)
-        return PyErr_NoMemory();
+    Py_ssize_t count = 0, cap = 0;
+    Py_ssize_t *anchors = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = RD(i);
         Py_ssize_t anchor = -1;
@@ -1684,39 +1697,28 @@ ALWAYS_INLINE PyObject *phone_spans_impl(int kind, const void *data, Py_ssize_t 
                 i += 8;  /* the loop's i++ makes it the match's end */
             }
         }
-        if (anchor < 0)
-            continue;
-        if (count == cap) {
-            cap *= 2;
-            Py_ssize_t *grown = PyMem_Realloc(anchors, (size_t)cap * sizeof(Py_ssize_t));
-            if (!grown) {
-                PyMem_Free(anchors);
-                return PyErr_NoMemory();
-            }
-            anchors = grown;
+        if (anchor >= 0 && push_index(&anchors, &count, &cap, anchor) < 0) {
+            PyMem_Free(anchors);
+            return NULL;
         }
-        anchors[count++] = anchor;
     }
-    qsort(anchors, (size_t)count, sizeof(Py_ssize_t), cmp_ssize);
+    if (count > 1)
+        qsort(anchors, (size_t)count, sizeof(Py_ssize_t), cmp_ssize);
     PyObject *out = PyList_New(0);
     for (Py_ssize_t i = 0; out && i < count; i++) {
         Py_ssize_t start = anchors[i], end = phone_end(kind, data, n, start);
         if (end < 0 || (end < n && Py_UNICODE_ISALNUM(RD(end))))
             continue;
-        PyObject *item = Py_BuildValue("(nn)", start, end);
-        if (!item || PyList_Append(out, item) < 0)
+        if (append_pair(out, start, end) < 0)
             Py_CLEAR(out);
-        Py_XDECREF(item);
     }
     PyMem_Free(anchors);
     return out;
 }
 
 static PyObject *phone_spans(PyObject *self, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "phone_spans() takes a str");
+    if (!is_str(text, "phone_spans"))
         return NULL;
-    }
     BY_WIDTH(phone_spans_impl, text, 0)
 }
 
