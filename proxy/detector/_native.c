@@ -876,12 +876,16 @@ static PyObject *flat(PyObject *self, PyObject *text) {
 
 /* -- the engine's destination finder (proxy/engine/destinations.py) -------------------------
  *
- * dotted() is _find_dotted's walk over the dots of a text and channels() is the '#' finder,
- * each giving the spans the Python path hands to `add`; keys (canonical_ip, _url_key, casefold)
- * and the overlap bookkeeping stay in Python. Every character class is the one Python's
- * regex engine uses on str: \w is Py_UNICODE_ISALNUM or '_', \d Py_UNICODE_ISDECIMAL, \s
- * Py_UNICODE_ISSPACE; [A-Za-z0-9] are ASCII. tests/test_destinations_native.py holds them to
- * the Python path. */
+ * Spans is _extract's bookkeeping (sorted spans, the first finder to claim characters keeps
+ * them); its add_dotted and add_channels are _find_dotted's walk over the dots and the '#'
+ * finder, adding what they find with the Python path's keys (canonical_ip, _url_key and
+ * casefold are called back; a plain bare name's and an ASCII channel's keys are made here).
+ * ipv6_runs, url_spans, phone_spans and ibans give the candidate spans of the other finders,
+ * which Python keys and adds; contacts is taint's test per span. Every character class is the
+ * one Python's regex engine uses on str: \w is Py_UNICODE_ISALNUM or '_', \d
+ * Py_UNICODE_ISDECIMAL, \s Py_UNICODE_ISSPACE (str.isalnum, str.isdigit and str.isspace are
+ * Py_UNICODE_ISALNUM, _ISDIGIT, _ISSPACE); [A-Za-z0-9] are ASCII. Each is held to its Python
+ * path by tests/test_destinations_native.py, on adversarial text of every string width. */
 
 #define RD(i) PyUnicode_READ(kind, data, (i))
 
@@ -1126,8 +1130,7 @@ typedef struct {
     PyObject *text, *url_key, *ip_key, *ip_kind, *host_kind, *kind;
 } Sink;
 
-/* text[start:end], lower-cased, without a leading "www." when more than one dot follows it;
- * the characters are ASCII. */
+/* text[start:end] lower-cased (its casefold: the characters are ASCII). */
 static PyObject *ascii_lower(int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
     PyObject *out = PyUnicode_New(end - start, 127);
     if (!out)
@@ -1141,7 +1144,7 @@ static PyObject *ascii_lower(int kind, const void *data, Py_ssize_t start, Py_ss
 }
 
 /* _url_key(raw, True) of a bare name with no path, computed here: parse_url reads
- * "http://" + raw with _PLAIN_URL (every name dotted() finds is plain: ASCII labels, a last
+ * "http://" + raw with _PLAIN_URL (every name the dot walk finds is plain: ASCII labels, a last
  * label of letters), and the key is the lower-cased host less a leading "www." when more
  * than one dot follows. Names holding "xn--" (punycode to validate) go to _url_key. */
 static PyObject *plain_host_key(int kind, const void *data, Py_ssize_t start, Py_ssize_t end) {
