@@ -1,8 +1,8 @@
-"""The faster destination finders find exactly what the old ones found
-(tests/reference_destinations.py): same keys, kinds and spans, on the benchmark's payloads and
-on generated text built to hit the edges (label runs of 63 and 64 characters, non-ASCII
-letters and digits beside a name, '#' after an entity or a path, colon runs with and without
-'::')."""
+"""The faster destination finders, on the C path and on the Python path, find exactly what the
+old ones found (tests/reference_destinations.py): same keys, kinds and spans, on the
+benchmark's payloads and on generated text built to hit the edges (label runs of 63 and 64
+characters, non-ASCII letters and digits beside a name, '#' after an entity or a path, colon
+runs with and without '::')."""
 
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ from hypothesis import strategies as st
 from bench.payloads import KINDS, payload
 from proxy.engine import destinations
 from tests import reference_destinations as reference
+from tests.test_destinations_native import python_path
 
 
-def fresh(text: str) -> tuple[destinations.Found, ...]:
-    """What the finders give now, less the names beyond ASCII that only they find (checked
-    to be just that: bare hosts whose name is not ASCII, added where nothing else was)."""
-    destinations._extract.cache_clear()
-    found = destinations.extract_destinations(text)
+def fresh(text: str, python: bool = False) -> tuple[destinations.Found, ...]:
+    """What the finders give now (on the C path, or with `python` on the Python path), less
+    the names beyond ASCII that only they find (checked to be just that: bare hosts whose name
+    is not ASCII, added where nothing else was)."""
+    with python_path(python):
+        found = destinations.extract_destinations(text)
     old = set(reference.extract(text))
     added = [f for f in found if f not in old]
     assert all(kind in (destinations.HOST, destinations.URL)
@@ -38,12 +40,13 @@ def test_a_word_character_is_exactly_isalnum_or_underscore():
             if bool(word.match(chr(cp))) != (chr(cp).isalnum() or chr(cp) == "_")] == []
 
 
+@pytest.mark.parametrize("python", [False, True], ids=["c", "python"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("size", [200, 4096, 65536])
-def test_payloads_give_what_they_gave(kind, size):
+def test_payloads_give_what_they_gave(kind, size, python):
     for variant in range(4):
         text = payload(kind, size, variant)
-        assert fresh(text) == reference.extract(text)
+        assert fresh(text, python) == reference.extract(text)
 
 
 PIECES = st.sampled_from([
@@ -56,15 +59,15 @@ PIECES = st.sampled_from([
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.lists(PIECES, max_size=40).map("".join))
-def test_generated_text_gives_what_it_gave(text):
-    assert fresh(text) == reference.extract(text)
+@given(st.lists(PIECES, max_size=40).map("".join), st.booleans())
+def test_generated_text_gives_what_it_gave(text, python):
+    assert fresh(text, python) == reference.extract(text)
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet=st.sampled_from("ab1-_.@/#&:x \u00e9\u0663"), max_size=200))
-def test_dense_punctuation_gives_what_it_gave(text):
-    assert fresh(text) == reference.extract(text)
+@given(st.text(alphabet=st.sampled_from("ab1-_.@/#&:x \u00e9\u0663"), max_size=200), st.booleans())
+def test_dense_punctuation_gives_what_it_gave(text, python):
+    assert fresh(text, python) == reference.extract(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -78,5 +81,6 @@ def test_dense_punctuation_gives_what_it_gave(text):
     "ab:cd:ef:01:23:45:67:89 and 1:2:3:4:5:6:7:8",
     "time 12:30:45, list [::2], fe80::1",
 ])
-def test_edges_give_what_they_gave(text):
-    assert fresh(text) == reference.extract(text)
+@pytest.mark.parametrize("python", [False, True], ids=["c", "python"])
+def test_edges_give_what_they_gave(text, python):
+    assert fresh(text, python) == reference.extract(text)
