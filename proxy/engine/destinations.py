@@ -185,6 +185,17 @@ def parse(value: str, expect: str | None = None) -> list[Destination]:
     raw = str(value)
     if len(raw) > MAX_DESTINATION:
         return [_other(raw[:MAX_DESTINATION], untrusted="too long to be one destination")]
+    return list(_parse(raw, expect))
+
+
+@lru_cache(maxsize=1024)
+def _parse(raw: str, expect: str | None) -> tuple[Destination, ...]:
+    """parse, remembered: a send whose content holds a minified file asks the trust list
+    about each of its thousands of names, most of them many times."""
+    return tuple(_parse_value(raw, expect))
+
+
+def _parse_value(raw: str, expect: str | None) -> list[Destination]:
     odd = odd_characters(raw.strip())
     text = _clean(raw)
     if not text:
