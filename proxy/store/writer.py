@@ -14,7 +14,8 @@ from typing import Any
 
 from proxy.store.events import INSERT_EVENT, insert_rows
 
-# A batch step: a statement and its parameters, or a statement and a list of rows (executemany).
+# A batch step: a statement and its parameters, or a statement and a list of rows (executemany;
+# event rows go in several to a statement, proxy.store.events.insert_rows).
 Step = tuple[str, Any]
 
 
