@@ -8,13 +8,16 @@ are built as the audit writer builds them (redaction, bounding to 16 KB), then w
 batches of `--batch` rows, one transaction each, as the writer does:
 
 - `v3`: the v3 schema, whose insert trigger feeds the trigram FTS index on every row;
-- `v4 write`: the v4 schema, where an insert only stores the row (what the writer's batch now
-  costs on the write path);
+- `v4 rows`: the v4 schema, one INSERT per row (`executemany`) with the statement journal in a
+  temporary file, as the writer wrote until session 7;
+- `v4 write`: the v4 schema as the writer writes now (proxy.store.writer: up to 32 rows per
+  INSERT, statement journals in memory): what the writer's batch costs on the write path;
 - `v4 index`: then indexing those rows in the writer's idle time (proxy.store.fts_index, one
   chunk per transaction), off the write path.
 
-CPU is process time (one thread), per row, best of `--rounds` interleaved rounds. File size is
-the database after a checkpoint, per row.
+CPU is process time (one thread), per row, best of `--rounds` interleaved rounds. `written` is
+what the process handed to write() per row (Linux /proc/self/io; the WAL, the statement
+journal, checkpoints). File size is the database after a checkpoint, per row.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,7 @@ from bench.payloads import KINDS, payload
 from proxy.audit import AuditEvent, AuditWriter
 from proxy.store import fts_index, schema
 from proxy.store.events import INSERT_EVENT
+from proxy.store.writer import _write_steps
 
 
 def events(size: int, calls: int) -> list[AuditEvent]:
@@ -70,10 +75,32 @@ def cpu(fn: Callable[[], Any]) -> float:
 
 
 def write(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], batch: int) -> None:
+    """One INSERT per row, each batch one transaction (the writer before session 7)."""
     for start in range(0, len(rows), batch):
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(INSERT_EVENT, rows[start:start + batch])
         conn.execute("COMMIT")
+
+
+def write_now(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], batch: int) -> None:
+    """As the audit writer writes a batch now."""
+    for start in range(0, len(rows), batch):
+        _write_steps(conn, [(INSERT_EVENT, rows[start:start + batch])])
+
+
+def written() -> int:
+    """Bytes this process has handed to write() so far (Linux; 0 elsewhere)."""
+    try:
+        text = Path("/proc/self/io").read_text()
+    except OSError:
+        return 0
+    return next(int(line.split()[1]) for line in text.splitlines() if line.startswith("wchar"))
+
+
+def cpu_written(fn: Callable[[], Any]) -> tuple[float, int]:
+    before = written()
+    took = cpu(fn)
+    return took, written() - before
 
 
 def file_bytes(conn: sqlite3.Connection, path: Path) -> int:
@@ -89,13 +116,16 @@ def one_round(size: int, calls: int, batch: int, tmp: Path) -> dict[str, float]:
     rows = [row for sql, params in steps if sql == INSERT_EVENT for row in params]
     n = len(rows)
     out = {"build": build / n}
-    for version in (3, 4):
+    for name, version, how in (("v3", 3, write), ("v4 rows", 4, write), ("v4", 4, write_now)):
         path = tmp / f"v{version}.db"
         conn = open_db(path, version)
-        out[f"v{version} write"] = cpu(lambda c=conn: write(c, rows, batch)) / n
-        if version == 4:
-            out["v4 index"] = cpu(lambda c=conn: fts_index.index_all(c)) / n
-        out[f"v{version} bytes"] = file_bytes(conn, path) / n
+        if how is write_now:
+            conn.execute("PRAGMA temp_store = MEMORY")  # as proxy.store.writer opens it
+        took, wrote = cpu_written(partial(how, conn, rows, batch))
+        out[f"{name} write"], out[f"{name} written"] = took / n, wrote / n
+        if how is write_now:
+            out["v4 index"] = cpu(partial(fts_index.index_all, conn)) / n
+        out[f"{name} bytes"] = file_bytes(conn, path) / n
         conn.close()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -120,12 +150,13 @@ def main() -> int:
                     mine[key] = min(mine[key], value)
     print(f"µs of CPU per audit row, {args.calls * 2} rows in batches of {args.batch}, "
           f"best of {args.rounds}")
-    print(f"{'size':>7} {'build':>7} {'v3 write':>9} {'v4 write':>9} {'v4 index':>9} "
-          f"{'v3 B/row':>9} {'v4 B/row':>9}")
+    print(f"{'size':>7} {'build':>6} {'v3 write':>9} {'v4 rows':>8} {'v4 write':>9} "
+          f"{'v4 index':>9} {'written: v4 rows':>17} {'v4':>7} {'file: v3 B/row':>15} {'v4':>6}")
     for size, got in best.items():
-        print(f"{size:>7} {got['build'] * 1e6:7.0f} {got['v3 write'] * 1e6:9.0f} "
-              f"{got['v4 write'] * 1e6:9.0f} {got['v4 index'] * 1e6:9.0f} "
-              f"{got['v3 bytes']:9.0f} {got['v4 bytes']:9.0f}")
+        print(f"{size:>7} {got['build'] * 1e6:6.0f} {got['v3 write'] * 1e6:9.0f} "
+              f"{got['v4 rows write'] * 1e6:8.0f} {got['v4 write'] * 1e6:9.0f} "
+              f"{got['v4 index'] * 1e6:9.0f} {got['v4 rows written']:17.0f} "
+              f"{got['v4 written']:7.0f} {got['v3 bytes']:15.0f} {got['v4 bytes']:6.0f}")
     return 0
 
 

@@ -216,3 +216,44 @@ async def test_a_write_on_the_loop_never_waits_for_a_batch_that_needs_the_loop(
         other.close()
     assert writer.failed == 0 and writer.written == 800
     assert len(query(db_file, "SELECT id FROM trust")) == 200
+
+
+async def test_call_outcomes_land_on_their_rows_wherever_a_batch_splits_its_inserts(
+    db_file: Path,
+) -> None:
+    """The writer inserts a batch many rows per statement; the outcome triggers still run row
+    by row: a call's decision and its flagged result reach its request row whether they share
+    a statement with it or come in a later one, and every row keeps its place."""
+    from proxy.store.events import ROWS_PER_INSERT
+
+    writer = AuditWriter(db_file, "s1", "srv", window=600, max_batch=10_000)
+    await writer.start()
+    expected: list[str] = []
+    calls: dict[str, tuple[str, str]] = {}
+    for n, filler in enumerate((0, ROWS_PER_INSERT - 2, ROWS_PER_INSERT - 1, ROWS_PER_INSERT,
+                                2 * ROWS_PER_INSERT - 3, 5)):
+        for i in range(filler):
+            writer.put(event(10_000 * (n + 1) + i))
+            expected.append(str(10_000 * (n + 1) + i))
+        rid = f"call-{n}"
+        verdict, result = ("allow", "warn") if n % 2 else ("deny", "block")
+        writer.put(AuditEvent("c2s", "request", method="tools/call", rpc_id=rid, tool="t",
+                              verdict="ask"))
+        writer.put(AuditEvent("gw", "decision", method="tools/call", rpc_id=rid, tool="t",
+                              verdict=verdict, decided_by="app", reason=f"human {n}"))
+        writer.put(AuditEvent("s2c", "response", method="tools/call", rpc_id=rid, tool="t",
+                              verdict=result, reason=f"flagged {n}", trace_id=f"tr-{n}"))
+        expected += [rid, rid, rid]
+        calls[rid] = (verdict, result)
+    await writer.close()
+    assert rpc_ids(db_file) == expected  # one batch, in order
+    rows = query(db_file, "SELECT rpc_id, outcome, outcome_by, outcome_reason, result_verdict,"
+                          " result_trace, final FROM events WHERE call_row = 1 ORDER BY id")
+    assert [r["rpc_id"] for r in rows] == list(calls)
+    for row in rows:
+        n = row["rpc_id"].split("-")[1]
+        verdict, result = calls[row["rpc_id"]]
+        assert (row["outcome"], row["outcome_by"], row["outcome_reason"]) == (
+            verdict, "app", f"human {n}")
+        assert (row["result_verdict"], row["result_trace"]) == (result, f"tr-{n}")
+        assert row["final"] == ("block" if result == "block" else "warn")

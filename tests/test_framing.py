@@ -92,3 +92,34 @@ async def test_random_streams_are_reassembled_exactly_with_bounded_frames() -> N
                 in_piece = not f.last
             else:
                 assert not in_piece  # a Line never interrupts an oversize run
+
+
+async def test_frames_from_a_real_pipe_come_out_whole_in_small_reads() -> None:
+    """Through asyncio's own pipe transport, which now reads at most 64 KiB at a time (not 256
+    KiB, an mmap per read): frames larger than a read, and many small ones, come out exact."""
+    import os
+
+    from proxy.relay.framing import TRANSPORT_READ
+
+    loop = asyncio.get_running_loop()
+    rfd, wfd = os.pipe()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(rfd, "rb", buffering=0))
+    rng = random.Random(7)
+    sent = [bytes(rng.choice(b"abc{}\"") for _ in range(size)) + b"\n"
+            for size in (10, 300_000, 5, TRANSPORT_READ - 1, TRANSPORT_READ, 3 * TRANSPORT_READ)]
+
+    def write_all() -> None:
+        with os.fdopen(wfd, "wb") as out:
+            for line in sent:
+                out.write(line)
+
+    writing = asyncio.create_task(asyncio.to_thread(write_all))
+    try:
+        got = [f async for f in read_frames(reader, 1 << 20)]
+    finally:
+        await writing
+        transport.close()
+    assert lines(got) == sent
+    assert transport.max_size == TRANSPORT_READ  # type: ignore[attr-defined]

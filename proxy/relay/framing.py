@@ -11,6 +11,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 READ_SIZE = 1 << 18
+# What the pipe transport asks the kernel for per read. asyncio asks for 256 KiB, so each read
+# allocated (mmap'd, above malloc's threshold) 256 KiB, shrank it and unmapped it: three
+# system calls, page faults and a TLB shootdown per frame. A pipe holds 64 KiB by default, so
+# a larger request rarely returns more.
+TRANSPORT_READ = 1 << 16
+
+
+def _small_reads(reader: asyncio.StreamReader) -> None:
+    transport = getattr(reader, "_transport", None)  # asyncio's pipe and socket transports
+    size = getattr(transport, "max_size", None)
+    if isinstance(size, int) and size > TRANSPORT_READ:
+        transport.max_size = TRANSPORT_READ  # type: ignore[union-attr]
 
 
 @dataclass(slots=True)
@@ -26,6 +38,7 @@ class Piece:
 
 
 async def read_frames(reader: asyncio.StreamReader, max_line: int) -> AsyncIterator[Line | Piece]:
+    _small_reads(reader)
     buf = bytearray()  # the start of a line that has not ended yet
     streaming = False  # inside an oversize line
     while True:

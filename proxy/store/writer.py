@@ -12,15 +12,26 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-# A batch step: a statement and its parameters, or a statement and a list of rows (executemany).
+from proxy.store.events import INSERT_EVENT, insert_rows
+
+# A batch step: a statement and its parameters, or a statement and a list of rows (executemany;
+# event rows go in several to a statement, proxy.store.events.insert_rows).
 Step = tuple[str, Any]
 
 
 async def open_writer(path: Path) -> sqlite3.Connection:
     """Open (and migrate) the writer's connection in a thread."""
+    return await asyncio.to_thread(_open, path)
+
+
+def _open(path: Path) -> sqlite3.Connection:
     from proxy.store.schema import connect
 
-    return await asyncio.to_thread(connect, path)
+    db = connect(path)
+    # Statement journals (which every events INSERT needs, for its triggers) in memory, not in
+    # a temporary file: a page copied there was a pwrite() each (about 60 KB a row).
+    db.execute("PRAGMA temp_store = MEMORY")
+    return db
 
 
 async def write_batch(db: sqlite3.Connection, steps: list[Step]) -> None:
@@ -43,7 +54,9 @@ def _write_steps(db: sqlite3.Connection, steps: list[Step]) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for sql, params in steps:
-            if isinstance(params, list):
+            if sql == INSERT_EVENT and isinstance(params, list):
+                insert_rows(db, params)
+            elif isinstance(params, list):
                 db.executemany(sql, params)
             else:
                 db.execute(sql, params)
