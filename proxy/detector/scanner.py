@@ -59,7 +59,7 @@ def set_matcher(matcher: Any) -> Callable[[bytes], list[int]] | None:
     inner = getattr(matcher, "_set", None)
     if inner is None or not callable(getattr(inner, "Match", None)):
         return lambda data: matcher.Match(data) or []
-    return inner.Match  # type: ignore[no-any-return]
+    return inner.Match
 
 
 @dataclass
