@@ -19,6 +19,7 @@ from proxy.detector import native
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.re2spans import found as re2_found
+from proxy.detector.readers import READER_PATTERNS, read
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
 MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
@@ -422,11 +423,17 @@ def prepare(
     return finish(base(text, deadline=deadline), markup=markup)
 
 
+# Everything a text is first searched for: respelling marks, encoded runs, the readers' marks.
+_PREFILTERS = (*MARK_PATTERNS, *RUN_PATTERNS, *READER_PATTERNS)
+_RUNS_AT = len(MARK_PATTERNS)
+_READERS_AT = _RUNS_AT + len(RUN_PATTERNS)
+
+
 @functools.cache
 def _any_mark_or_run() -> Any:
     import re2
 
-    return re2.compile("|".join(f"(?:{p})" for p in (*MARK_PATTERNS, *RUN_PATTERNS)).encode())
+    return re2.compile("|".join(f"(?:{p})" for p in _PREFILTERS).encode())
 
 
 @functools.cache
@@ -434,20 +441,27 @@ def _which_mark_or_run() -> Any:
     import re2
 
     found = re2.Set.SearchSet()
-    for pattern in (*MARK_PATTERNS, *RUN_PATTERNS):
+    for pattern in _PREFILTERS:
         found.Add(pattern.encode())
     found.Compile()
     return found
 
 
+@functools.cache
+def _each_prefilter() -> tuple[Any, ...]:
+    import re2
+
+    return tuple(re2.compile(pattern.encode()) for pattern in _PREFILTERS)
+
+
 def _present(data: bytes) -> tuple[bool, ...] | None:
-    """Which of MARK_PATTERNS + RUN_PATTERNS occur in `data`, in one RE2 pass; None when the
-    set finds none. It is asked only after the single search found one, and RE2 reports a set
-    search that ran out of memory as no match: then each search runs on its own, as before."""
+    """Which of _PREFILTERS occur in `data`, in one RE2 pass; None when the set finds none.
+    It is asked only after the single search found one, and RE2 reports a set search that
+    ran out of memory as no match: then each search runs on its own, as before."""
     matched = _which_mark_or_run().Match(data)
     if not matched:
         return None
-    return tuple(index in matched for index in range(len(MARK_PATTERNS) + len(RUN_PATTERNS)))
+    return tuple(index in matched for index in range(len(_PREFILTERS)))
 
 
 def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
@@ -489,17 +503,24 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
         # Then which of them, in one more pass, so each search after this one is only run
         # where it finds something.
         present = _present(data) if runs else None
-        marks = present[: len(MARK_PATTERNS)] if present is not None else None
+        marks = present[:_RUNS_AT] if present is not None else None
         for name, view in respelled_views(text, marks) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            found_runs = present[len(MARK_PATTERNS) :] if present is not None else None
+            found_runs = present[_RUNS_AT:_READERS_AT] if present is not None else None
             for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
                 events.append(f"decoded:{encoding}")
                 events.append(_base(decoded, deadline, depth + 1, "decoded", out))
+            if runs:
+                readers = present[_READERS_AT:] if present is not None else tuple(
+                    re2_found(p, data) for p in _each_prefilter()[_READERS_AT:]
+                )
+                for name, value in read(text, data, readers) if any(readers) else ():
+                    events.append(f"decoded:{name}")
+                    events.append(_base(value, deadline, depth + 1, "decoded", out))
         for part in hidden_parts:
             events.append(_base(part, deadline, depth + 1, "hidden", out))
     return node
