@@ -15,11 +15,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.detector import native
+from proxy.detector import native, readers
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.re2spans import found as re2_found
-from proxy.detector.readers import READER_PATTERNS, read
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
 MAX_DEPTH = 2  # decoded text is decoded again once (base64 inside hex, ...), no further
@@ -423,10 +422,9 @@ def prepare(
     return finish(base(text, deadline=deadline), markup=markup)
 
 
-# Everything a text is first searched for: respelling marks, encoded runs, the readers' marks.
-_PREFILTERS = (*MARK_PATTERNS, *RUN_PATTERNS, *READER_PATTERNS)
+# What a text is asked about in one set search: respelling marks and encoded runs.
+_PREFILTERS = (*MARK_PATTERNS, *RUN_PATTERNS)
 _RUNS_AT = len(MARK_PATTERNS)
-_READERS_AT = _RUNS_AT + len(RUN_PATTERNS)
 
 
 @functools.cache
@@ -447,13 +445,6 @@ def _which_mark_or_run() -> Any:
     return found
 
 
-@functools.cache
-def _each_prefilter() -> tuple[Any, ...]:
-    import re2
-
-    return tuple(re2.compile(pattern.encode()) for pattern in _PREFILTERS)
-
-
 def _present(data: bytes) -> tuple[bool, ...] | None:
     """Which of _PREFILTERS occur in `data`, in one RE2 pass; None when the set finds none.
     It is asked only after the single search found one, and RE2 reports a set search that
@@ -472,6 +463,7 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
         out.signals.add("ansi_hiding")
         events.append("hidden:ansi")
     hidden_parts: list[str] = []
+    chars: set[str] | None = None  # the characters of text that is not ASCII
     if not text.isascii():
         # One pass to learn which characters occur, so passes with nothing to do are skipped
         # (each would otherwise cost a regex pass over the whole text).
@@ -510,17 +502,14 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            found_runs = present[_RUNS_AT:_READERS_AT] if present is not None else None
+            found_runs = present[_RUNS_AT:] if present is not None else None
             for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
                 events.append(f"decoded:{encoding}")
                 events.append(_base(decoded, deadline, depth + 1, "decoded", out))
-            if runs:
-                readers = present[_READERS_AT:] if present is not None else tuple(
-                    re2_found(p, data) for p in _each_prefilter()[_READERS_AT:]
-                )
-                for name, value in read(text, data, readers) if any(readers) else ():
-                    events.append(f"decoded:{name}")
-                    events.append(_base(value, deadline, depth + 1, "decoded", out))
+            wanted = readers.present(data, chars)
+            for name, value in readers.read(text, data, wanted) if any(wanted) else ():
+                events.append(f"decoded:{name}")
+                events.append(_base(value, deadline, depth + 1, "decoded", out))
         for part in hidden_parts:
             events.append(_base(part, deadline, depth + 1, "hidden", out))
     return node

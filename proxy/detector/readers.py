@@ -1,13 +1,13 @@
-"""Readers for the other ways text is smuggled past a pattern: base32, Ascii85 (`<~ ~>`),
+"""Readers for the other ways text is smuggled past a pattern: Ascii85 (`<~ ~>`),
 uuencode, quoted-printable, MIME encoded-words, Morse code, Braille, NATO spelling, character
 codes (decimal, octal and `\\u` escapes, `U+` code points, 8-bit binary), text reversed, and
 letters buried under combining marks.
 
-Each reader has an RE2 pattern that normalize searches together with the respelling marks and
-the encoded runs of decode.py, in the one set pass every text gets: ordinary text, where none
-occurs, costs no step of any reader. A reader runs only where its pattern matched, finds its
-spans with RE2 (linear: no input makes it backtrack) and returns what they read as, when that
-looks like text. What a reader returns is scanned like the rest and noted `decoded:<name>`.
+(Base32 is read with base64 and hex in decode.py: its runs are base64-alphabet runs.) Each
+reader has a gate (_gates) and an RE2 pattern searched only where the gate opens; a reader
+runs only where its pattern matched, finds its spans with RE2 (linear: no input makes it
+backtrack) and returns what they read as, when that looks like text. What a reader returns is
+scanned like the rest and noted `decoded:<name>`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from proxy.detector.decode import MIN_DECODED_CHARS, looks_like_text
-from proxy.detector.re2spans import spans
+from proxy.detector.re2spans import found, spans
 
 _MAX_CHUNKS = 256  # distinct chunks read per reader and text; more is noise, not a message
 
@@ -63,28 +63,6 @@ def _runs(pattern: str, data: bytes) -> list[str]:
     return list(out)
 
 
-# --- base32 ---------------------------------------------------------------------------------
-# The first two characters of a group carry the top 10 bits of text's first two bytes:
-# printable ASCII (0x20-0x7e) has top five bits 00100-01111 (E-P), and the next five bits end
-# in the top two of the second byte, 00 or 01 (values whose bit 1 is clear).
-_B32 = r"(?:^|[^A-Za-z0-9+/=])[E-P][ABEFIJMNQRUVYZ45][A-Z2-7]{14,}={0,6}"
-
-
-def _base32(text: str, data: bytes) -> list[str]:
-    found = []
-    for run in _runs(_B32, data):
-        token = run.lstrip("".join(ch for ch in run[:1] if not ch.isalnum())).rstrip("=")
-        token = token[: len(token) - len(token) % 8 if len(token) % 8 in (1, 3, 6) else None]
-        try:
-            raw = base64.b32decode(token + "=" * (-len(token) % 8))
-        except (binascii.Error, ValueError):
-            continue
-        value = _text(raw)
-        if value is not None:
-            found.append(value)
-    return found
-
-
 # --- Ascii85, framed ------------------------------------------------------------------------
 _A85 = r"<~[!-uz\s]{10}"
 
@@ -115,7 +93,7 @@ _UU = r"(?m:^begin [0-7]{3,4} [^\n]{1,200}\n[!-`])"
 def _uuencode(text: str, data: bytes) -> list[str]:
     """Each `begin` block's lines decoded until `end`, a blank or a line that is not uu; one
     walk over the lines (a block ends where the next begins)."""
-    found = []
+    found: list[str] = []
     lines = text.split("\n")
     i = 0
     while i < len(lines) and len(found) < _MAX_CHUNKS:
@@ -140,10 +118,12 @@ def _uuencode(text: str, data: bytes) -> list[str]:
 
 
 # --- quoted-printable -----------------------------------------------------------------------
-# Two escapes of printable ASCII, a space or a UTF-8 lead byte, or a soft line break inside a
-# word, near each other: `ign=\nore`, `=49gnore=20all`.
-_QP_ESCAPE = r"(?:=[2-7][0-9A-F]|=[C-F][0-9A-F]=[89AB][0-9A-F]|[A-Za-z]=\r?\n[A-Za-z])"
-_QP = rf"{_QP_ESCAPE}[^\n=]{{0,80}}{_QP_ESCAPE}"
+# An escape of printable ASCII (or a UTF-8 character) followed by a letter or another escape,
+# or a soft line break followed by a letter: `=49gnore`, `all=20previous`, `ign=\nore`; not
+# code's `x=32,y=64`. One escape or break suffices to look; the reader decodes only lines
+# with spaces. Each alternative starts with "=", so RE2 skips to each "=" (memchr) and its
+# automaton stays small (a gap between two escapes would make it track every "=" in it).
+_QP = r"=(?:(?:[2-7][0-9A-F]|[C-F][0-9A-F]=[89AB][0-9A-F])[A-Za-z=]|\r?\n[A-Za-z])"
 _QP_MARK = re.compile(r"=[0-9A-F]{2}")
 
 
@@ -295,15 +275,14 @@ _OCTAL = r"(?:\\[0-3][0-7]{2}){6,}"
 _UNICODE_ESCAPE = r"(?:\\u[0-9a-fA-F]{4}){6,}"
 _CODE_POINT = r"(?:[Uu]\+[0-9A-Fa-f]{4,5}[ ,]{0,2}){6,}"
 _BINARY = r"\b0[01]{7}(?:[ ,]{0,2}0[01]{7}){5,}\b"
-_CHAR_CODES = "|".join(f"(?:{p})" for p in (_DECIMAL, _OCTAL, _UNICODE_ESCAPE, _CODE_POINT,
-                                            _BINARY))
+_ESCAPED_CODES = "|".join(f"(?:{p})" for p in (_OCTAL, _UNICODE_ESCAPE, _CODE_POINT, _BINARY))
 _NUMBER = re.compile(r"\\u([0-9a-fA-F]{4})|[Uu]\+([0-9A-Fa-f]{4,5})|\\([0-7]{3})|\b([01]{8})\b"
                      r"|\b(\d{2,3})\b")
 
 
-def _char_codes(text: str, data: bytes) -> list[str]:
+def _char_codes(text: str, data: bytes, pattern: str = _ESCAPED_CODES) -> list[str]:
     found = []
-    for run in _runs(_CHAR_CODES, data):
+    for run in _runs(pattern, data):
         chars = []
         for match in _NUMBER.finditer(run):
             hex4, point, octal, binary, decimal = match.groups()
@@ -316,6 +295,10 @@ def _char_codes(text: str, data: bytes) -> list[str]:
         if decoded is not None:
             found.append(decoded)
     return found
+
+
+def _decimal_codes(text: str, data: bytes) -> list[str]:
+    return _char_codes(text, data, _DECIMAL)
 
 
 # --- text reversed --------------------------------------------------------------------------
@@ -363,9 +346,15 @@ def _combining(text: str, data: bytes) -> list[str]:
     return [unicodedata.normalize("NFC", bare)]
 
 
+_BRAILLE_CHARS = frozenset(chr(c) for c in range(0x2801, 0x2900))
+_MARK_SET = frozenset(
+    chr(c) for lo, hi in ((0x300, 0x36F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
+                          (0xFE20, 0xFE2F)) for c in range(lo, hi + 1)
+)
+_MORSE_CHARS = frozenset("·•–—−")
+
 Reader = tuple[str, str, Callable[[str, bytes], list[str]]]
 READERS: tuple[Reader, ...] = (
-    ("base32", _B32, _base32),
     ("ascii85", _A85, _ascii85),
     ("uuencode", _UU, _uuencode),
     ("quoted_printable", _QP, _quoted_printable),
@@ -373,12 +362,50 @@ READERS: tuple[Reader, ...] = (
     ("morse", _MORSE, _morse),
     ("braille", _BRAILLE, _braille),
     ("nato", _NATO, _nato),
-    ("char_codes", _CHAR_CODES, _char_codes),
+    ("char_codes", _ESCAPED_CODES, _char_codes),
+    ("decimal_codes", _DECIMAL, _decimal_codes),
     ("reversed", _REVERSED, _reversed),
     ("combining", _COMBINING, _combining),
 )
-# What read() looks for, for normalize's combined prefilter.
-READER_PATTERNS = tuple(pattern for _name, pattern, _read in READERS)
+_NONE = (False,) * len(READERS)
+
+
+def _gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
+    """Per reader, whether its pattern can occur: a substring of the bytes it needs (C-speed
+    searches) or a character of the text (`chars`, known for text that is not ASCII). For
+    four the substrings are all but necessary: Morse needs a dot next to a dash (six letters
+    of only e i s h t m o are rare), NATO spelling one of India, Oscar or Tango (i, o, t),
+    decimal codes of letters (97 to 122) a comma list's ", 1" or a spaced list's " 10" and
+    " 11", reversed text a reversed "the", "and", "all" or "you"."""
+    wide = chars is not None
+    some = chars if chars is not None else set()
+    return (
+        b"<~" in data,
+        b"begin " in data,
+        b"=" in data,
+        b"=?" in data,
+        b".-" in data or b"-." in data or (wide and not some.isdisjoint(_MORSE_CHARS)),
+        wide and not some.isdisjoint(_BRAILLE_CHARS),
+        b"ndia" in data or b"NDIA" in data or b"scar" in data or b"SCAR" in data
+        or b"ango" in data or b"ANGO" in data,
+        b"\\" in data or b"U+" in data or b"u+" in data or b"0110" in data or b"0100" in data,
+        b", 1" in data or b",1" in data or (b" 10" in data and b" 11" in data),
+        b" eht " in data or b" dna " in data or b" lla " in data or b" uoy " in data,
+        wide and not some.isdisjoint(_MARK_SET),
+    )
+
+
+def present(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
+    """Whether each reader's pattern occurs in `data` (a text's UTF-8 bytes; `chars` the set
+    of its characters when it is not ASCII), in READERS' order. Only where a reader's gate
+    opens is its RE2 pattern searched: adding the patterns to normalize's prefilter pass
+    instead costs several times the gates (measured), as its automaton grows with every
+    pattern on text it has not seen."""
+    gates = _gates(data, chars)
+    if not any(gates):
+        return _NONE
+    return tuple(gate and found(_compiled(pattern), data)
+                 for gate, (_name, pattern, _read) in zip(gates, READERS, strict=True))
 
 
 def read(text: str, data: bytes, present: tuple[bool, ...]) -> list[tuple[str, str]]:
