@@ -1,4 +1,4 @@
-"""Find encoded chunks (base64, base32, hex, URL escapes, ROT13) that decode to readable text."""
+"""Find encoded chunks (base64, hex, URL escapes, ROT13) that decode to readable text."""
 
 from __future__ import annotations
 
@@ -75,17 +75,12 @@ def _from_base64(token: str) -> str | None:
 # and identifiers fail within a few characters, so text full of base64-alphabet runs costs one
 # linear RE2 pass and no decode attempt.
 _B64_TEXT_START = r"(?:[A-Za-f][C-HS-Xi-nyz0-3]|[w-z0-9][I-LYZabo-r4-7])"
-# Base32 (A-Z, 2-7) of text starts with the top ten bits of two printable ASCII bytes: E-P,
-# then a value whose bit 1 is clear (the second byte's top bits are 00 or 01); the starts
-# base64 of text can have too (E, F, U, V second) are already in _B64_TEXT_START.
-_B32_TEXT_START = r"[E-P][ABIJMNQRYZ45]"
 _HEX_TEXT = r"(?:[2-7][0-9A-Fa-f]|0[9ADad]|[CDcd][0-9A-Fa-f][89ABab][0-9A-Fa-f])"
 # A base64 candidate also has a letter beyond f (or + / - _) early on: an all-hex run (a hash,
 # a key id) is never base64 of text, only possibly hex of it.
 _CANDIDATES = (
     r"(?:^|[^A-Za-z0-9+/_-])(?:"
-    rf"(?:{_B64_TEXT_START}|{_B32_TEXT_START})[0-9A-Fa-f]{{0,40}}[G-Zg-z+/_-]"
-    r"[A-Za-z0-9+/_-]{15,}={0,6}"
+    rf"{_B64_TEXT_START}[0-9A-Fa-f]{{0,40}}[G-Zg-z+/_-][A-Za-z0-9+/_-]{{15,}}={{0,2}}"
     rf"|{_HEX_TEXT}{{10,}}[0-9A-Fa-f]*"
     r")"
 )
@@ -128,20 +123,6 @@ def _rot13_mark() -> Any:
     import re2
 
     return re2.compile(_ROT13_MARK)
-
-
-_BASE32 = re.compile(r"[A-Z2-7]{16,}={0,6}")
-
-
-def _from_base32(token: str) -> str | None:
-    body = token.rstrip("=")
-    if len(body) % 8 in (1, 3, 6):  # not a length base32 can have: the last group is cut
-        body = body[: len(body) - len(body) % 8]
-    try:
-        raw = base64.b32decode(body + "=" * (-len(body) % 8))
-    except (binascii.Error, ValueError):
-        return None
-    return _utf8(raw)
 
 
 def _from_hex(token: str) -> str | None:
@@ -210,10 +191,6 @@ def decode_chunks(
             decoded = _from_hex(token)
             if decoded is not None:
                 found_chunks.append(("hex", decoded))
-        elif _BASE32.fullmatch(token):  # and so is a base32 run
-            decoded = _from_base32(token)
-            if decoded is not None:
-                found_chunks.append(("base32", decoded))
         if len(seen) % 256 == 0 and expired():
             return found_chunks
     markers = [index for index, (marker, _) in enumerate(_HEX_SEPARATED) if marker in text]

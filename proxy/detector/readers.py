@@ -1,10 +1,9 @@
-"""Readers for the other ways text is smuggled past a pattern: Ascii85 (`<~ ~>`),
+"""Readers for the other ways text is smuggled past a pattern: base32 (padded), Ascii85 (`<~ ~>`),
 uuencode, quoted-printable, MIME encoded-words, Morse code, Braille, NATO spelling, character
 codes (decimal, octal and `\\u` escapes, `U+` code points, 8-bit binary), text reversed, and
 letters buried under combining marks.
 
-(Base32 is read with base64 and hex in decode.py: its runs are base64-alphabet runs.) Each
-reader has a gate (_gates) and an RE2 pattern searched only where the gate opens; a reader
+Each reader has a gate (_gates) and an RE2 pattern searched only where the gate opens; a reader
 runs only where its pattern matched, finds its spans with RE2 (linear: no input makes it
 backtrack) and returns what they read as, when that looks like text. What a reader returns is
 scanned like the rest and noted `decoded:<name>`.
@@ -61,6 +60,28 @@ def _runs(pattern: str, data: bytes) -> list[str]:
         if len(out) >= _MAX_CHUNKS:
             break
     return list(out)
+
+
+# --- base32 ---------------------------------------------------------------------------------
+# The first two characters of a group carry the top 10 bits of text's first two bytes:
+# printable ASCII (0x20-0x7e) has top five bits 00100-01111 (E-P), and the next five bits end
+# in the top two of the second byte, 00 or 01 (values whose bit 1 is clear).
+_B32 = r"(?:^|[^A-Za-z0-9+/=])[E-P][ABEFIJMNQRUVYZ45][A-Z2-7]{14,}={3,6}"
+
+
+def _base32(text: str, data: bytes) -> list[str]:
+    found = []
+    for run in _runs(_B32, data):
+        token = run[1:] if not run[:1].isalnum() else run
+        body = token.rstrip("=")
+        try:
+            raw = base64.b32decode(body + "=" * (-len(body) % 8))
+        except (binascii.Error, ValueError):
+            continue
+        value = _text(raw)
+        if value is not None:
+            found.append(value)
+    return found
 
 
 # --- Ascii85, framed ------------------------------------------------------------------------
@@ -335,7 +356,7 @@ _MARKS = "\\x{0300}-\\x{036F}\\x{1AB0}-\\x{1AFF}\\x{1DC0}-\\x{1DFF}\\x{20D0}-\\x
     "\\x{FE20}-\\x{FE2F}"
 # Four letters in a row each carrying marks of the generic blocks (strike-through, "zalgo"):
 # scripts whose vowels are combining marks use marks of their own blocks, not these.
-_COMBINING = rf"(?:\pL[{_MARKS}]{{1,32}}){{4}}"
+_COMBINING = rf"(?:[^\s{_MARKS}][{_MARKS}]{{1,32}}){{4}}"
 _MARK_CHARS = re.compile(
     "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]"
 )
@@ -355,6 +376,7 @@ _MORSE_CHARS = frozenset("·•–—−")
 
 Reader = tuple[str, str, Callable[[str, bytes], list[str]]]
 READERS: tuple[Reader, ...] = (
+    ("base32", _B32, _base32),
     ("ascii85", _A85, _ascii85),
     ("uuencode", _UU, _uuencode),
     ("quoted_printable", _QP, _quoted_printable),
@@ -371,25 +393,33 @@ _NONE = (False,) * len(READERS)
 
 
 def _gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
-    """Per reader, whether its pattern can occur: a substring of the bytes it needs (C-speed
-    searches) or a character of the text (`chars`, known for text that is not ASCII). For
-    four the substrings are all but necessary: Morse needs a dot next to a dash (six letters
-    of only e i s h t m o are rare), NATO spelling one of India, Oscar or Tango (i, o, t),
-    decimal codes of letters (97 to 122) a comma list's ", 1" or a spaced list's " 10" and
-    " 11", reversed text a reversed "the", "and", "all" or "you"."""
+    """Per reader, whether its pattern can occur: substrings of the bytes it needs (C-speed
+    searches) or a character of the text (`chars`, known for text that is not ASCII). Some
+    are all but necessary, chosen so code, JSON and logs rarely open them: base32 is read
+    when padded (three to six "=": most lengths of text need them; a base32 run has no other
+    mark), quoted-printable where it has a soft line break or one of the escapes text needs
+    most (space, "=", UTF-8 leads), Morse where a dot is next to a dash (six letters of only
+    e i s h t m o are rare), NATO spelling where India, Oscar or Tango is one of the words,
+    character codes where one is of a lower-case letter (octal \\1.., binary 0110....,
+    decimal 100 to 119 after a comma or, spaced, with both " 10" and " 11"), reversed text
+    where a reversed "the", "and", "all" or "you" is."""
     wide = chars is not None
     some = chars if chars is not None else set()
     return (
+        b"===" in data,
         b"<~" in data,
         b"begin " in data,
-        b"=" in data,
+        b"=\n" in data or b"=\r\n" in data or b"=20" in data or b"=3D" in data
+        or b"=C3" in data or b"=E2" in data,
         b"=?" in data,
         b".-" in data or b"-." in data or (wide and not some.isdisjoint(_MORSE_CHARS)),
         wide and not some.isdisjoint(_BRAILLE_CHARS),
         b"ndia" in data or b"NDIA" in data or b"scar" in data or b"SCAR" in data
-        or b"ango" in data or b"ANGO" in data,
-        b"\\" in data or b"U+" in data or b"u+" in data or b"0110" in data or b"0100" in data,
-        b", 1" in data or b",1" in data or (b" 10" in data and b" 11" in data),
+        or b"tango" in data or b"Tango" in data or b"TANGO" in data,
+        b"\\1" in data or b"\\u00" in data or b"U+00" in data or b"u+00" in data
+        or b"0110" in data,
+        b",10" in data or b",11" in data or b", 10" in data or b", 11" in data
+        or (b" 10" in data and b" 11" in data),
         b" eht " in data or b" dna " in data or b" lla " in data or b" uoy " in data,
         wide and not some.isdisjoint(_MARK_SET),
     )
@@ -401,11 +431,18 @@ def present(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
     opens is its RE2 pattern searched: adding the patterns to normalize's prefilter pass
     instead costs several times the gates (measured), as its automaton grows with every
     pattern on text it has not seen."""
+    patterns = _patterns()  # compiled on the first scan, like the learned layer's model
     gates = _gates(data, chars)
     if not any(gates):
         return _NONE
-    return tuple(gate and found(_compiled(pattern), data)
-                 for gate, (_name, pattern, _read) in zip(gates, READERS, strict=True))
+    return tuple(gate and found(pattern, data)
+                 for gate, pattern in zip(gates, patterns, strict=True))
+
+
+@functools.cache
+def _patterns() -> tuple[Any, ...]:
+    """Every reader's pattern, compiled together (a few ms, once)."""
+    return tuple(_compiled(pattern) for _name, pattern, _read in READERS)
 
 
 def read(text: str, data: bytes, present: tuple[bool, ...]) -> list[tuple[str, str]]:
