@@ -408,7 +408,7 @@ def _gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
     return (
         b"===" in data,
         b"<~" in data,
-        b"begin " in data,
+        b"\nbegin " in data or data.startswith(b"begin "),
         b"=\n" in data or b"=\r\n" in data or b"=20" in data or b"=3D" in data
         or b"=C3" in data or b"=E2" in data,
         b"=?" in data,
