@@ -198,6 +198,9 @@ class Segment:
 
     kind: str
     text: str
+    # False for what the readers of smuggled text read (and what is found in it): the rules
+    # match it, the learned layer does not read it (its model was trained without them).
+    scored: bool = True
 
 
 @dataclass
@@ -383,6 +386,7 @@ class Base:
     root: _Node
     signals: set[str] = field(default_factory=set)
     timed_out: bool = False
+    read: bool = True  # whether the readers of smuggled text run
 
 
 @dataclass
@@ -394,11 +398,12 @@ class _Node:
     # of the same text (a call's argument, with and without markup) reuses them when reading
     # markup left the text as it was.
     folded: tuple[str, str] | None = None
+    scored: bool = True  # see Segment.scored
 
 
-def base(text: str, *, deadline: float | None = None) -> Base:
+def base(text: str, *, deadline: float | None = None, readers: bool = True) -> Base:
     """The markup-independent passes over `text` (see prepare)."""
-    out = Base(_Node("text", "", []))
+    out = Base(_Node("text", "", []), read=readers)
     out.root = _base(text, deadline, 0, "text", out)
     return out
 
@@ -411,7 +416,7 @@ def finish(found: Base, *, markup: bool = True) -> Prepared:
 
 
 def prepare(
-    text: str, *, markup: bool = True, deadline: float | None = None
+    text: str, *, markup: bool = True, deadline: float | None = None, readers: bool = True
 ) -> Prepared:
     """Run every pass over `text` and collect the segments to match.
 
@@ -419,7 +424,7 @@ def prepare(
     where they are payload, not presentation). `deadline` is a time.perf_counter() value; past it
     the expensive optional passes (decoding) stop and `timed_out` is set.
     """
-    return finish(base(text, deadline=deadline), markup=markup)
+    return finish(base(text, deadline=deadline, readers=readers), markup=markup)
 
 
 # What a text is asked about in one set search: respelling marks and encoded runs.
@@ -455,8 +460,10 @@ def _present(data: bytes) -> tuple[bool, ...] | None:
     return tuple(index in matched for index in range(len(_PREFILTERS)))
 
 
-def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
-    node = _Node(kind, "", [])
+def _base(
+    text: str, deadline: float | None, depth: int, kind: str, out: Base, scored: bool = True
+) -> _Node:
+    node = _Node(kind, "", [], scored=scored)
     events = node.events
     text, ansi_hiding = strip_ansi(text)
     if ansi_hiding:
@@ -498,20 +505,20 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
         marks = present[:_RUNS_AT] if present is not None else None
         for name, view in respelled_views(text, marks) if runs else ():
             events.append(f"decoded:{name}")
-            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
+            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out, scored))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
             found_runs = present[_RUNS_AT:] if present is not None else None
             for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
                 events.append(f"decoded:{encoding}")
-                events.append(_base(decoded, deadline, depth + 1, "decoded", out))
-            wanted = readers.present(data, chars)
+                events.append(_base(decoded, deadline, depth + 1, "decoded", out, scored))
+            wanted = readers.present(data, chars) if out.read else ()
             for name, value in readers.read(text, data, wanted) if any(wanted) else ():
                 events.append(f"decoded:{name}")
-                events.append(_base(value, deadline, depth + 1, "decoded", out))
+                events.append(_base(value, deadline, depth + 1, "decoded", out, False))
         for part in hidden_parts:
-            events.append(_base(part, deadline, depth + 1, "hidden", out))
+            events.append(_base(part, deadline, depth + 1, "hidden", out, scored))
     return node
 
 
@@ -530,7 +537,8 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         if comments:
             out.note("hidden:html_comment")
         if attributed:
-            out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
+            out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed)),
+                                        node.scored))
     if text is node.text and node.folded is not None:
         folded, flat = node.folded
     else:
@@ -538,8 +546,8 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         flat = collapse_space(folded)
         if text is node.text:
             node.folded = (folded, flat)
-    out.segments.append(Segment(node.kind, flat))
+    out.segments.append(Segment(node.kind, flat, node.scored))
     if node.kind == "text":
         out.segments.append(Segment("lines", folded))
     for body in comments:
-        out.segments.append(Segment("comment", fold_case_and_space(body)))
+        out.segments.append(Segment("comment", fold_case_and_space(body), node.scored))
