@@ -22,17 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 from proxy.detector.decode import MIN_DECODED_CHARS, looks_like_text
+from proxy.detector.decode import _utf8 as _text
 from proxy.detector.re2spans import found, spans
 
 _MAX_CHUNKS = 256  # distinct chunks read per reader and text; more is noise, not a message
-
-
-def _text(raw: bytes) -> str | None:
-    try:
-        value = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return value if looks_like_text(value) else None
 
 
 def _words(value: str) -> str | None:
