@@ -445,3 +445,58 @@ def test_a_run_kept_as_no_base_scores_as_the_old_scorer(kind):
             assert not run.derivable or not toks
             assert run.contrib == reference.contributions(toks)
             assert run.best == reference.best_window(toks)
+
+
+def _old_scan(prepared, compiled):
+    """The scan as it was: every signal rule tried, the wrapper's Set.Match on each window's
+    str (tests the direct set call and the skipped signal loop of scanner.scan)."""
+    from proxy.detector.scanner import EXCERPT_CHARS, windows
+
+    hits, excerpts = [], {}
+    for rule in compiled.signal_rules:
+        if rule.signal in prepared.signals:
+            hits.append(rule.id)
+            excerpts[rule.id] = f"signal:{rule.signal}"
+    for segment in prepared.segments:
+        lines = segment.kind == "lines"
+        rules = compiled.lines if lines else compiled.flat
+        matcher = compiled.lines_set if lines else compiled.flat_set
+        if matcher is None or not segment.text:
+            continue
+        text = segment.text
+        for start, end in windows(len(text), 4096):
+            for index in matcher.Match(text[start:end]) or ():
+                rule = rules[index]
+                if rule.id in hits or (rule.segments is not None
+                                       and segment.kind not in rule.segments):
+                    continue
+                match = rule.regex.search(text, start, end)
+                if match is None or (match.end() == end and end != len(text)):
+                    continue
+                hits.append(rule.id)
+                excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
+    return hits, excerpts
+
+
+def test_the_scan_finds_the_hits_and_excerpts_of_the_old_scan():
+    from proxy.detector.scanner import CompiledRules, scan
+
+    rules = load_packs(builtin_pack_paths())
+    texts = [payload(kind, size, 4) for kind in KINDS for size in (200, 4096, 20000)]
+    texts += [*_corpus(), *hostile_inputs(16384).values(), "\U000e0069\U000e0067 hi", ""]
+    for scope in ("result", "arguments"):
+        compiled = CompiledRules([rule for rule in rules if scope in rule.scope])
+        for text in texts:
+            prepared = prepare(text, markup=scope == "result")
+            found = scan(prepared, compiled, None, window=4096)
+            assert ([rule.id for rule in found.hits], found.excerpts) == _old_scan(
+                prepared, compiled
+            )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["\\x41", "0x4", "x", "%", "%41%42", "13", "rot", "ROT", "1",
+                                 "3", " ", "é", "0", "\\", "ab"]), max_size=16).map("".join))
+def test_decoding_without_runs_finds_what_it_found_before_its_shortcut(text):
+    # runs=True with no run found takes the long way through every marker test
+    assert decode_chunks(text, runs=False) == decode_chunks(text, runs=True, found=(False, False))

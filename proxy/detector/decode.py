@@ -161,6 +161,10 @@ def decode_chunks(
     (\\x, 0x, %XX) and ROT13 are looked for. `found`: whether each of RUN_PATTERNS occurs in
     `text`, when the caller knows, so those searches are not run again.
     """
+    if not runs and "\\x" not in text and "0x" not in text and "%" not in text and (
+        "13" not in text
+    ):
+        return []  # no run, no escape and no ROT13 mark: nothing to decode
     candidates, spaced_hex = found if found is not None else (runs, None)
     found_chunks: list[tuple[str, str]] = []
     seen: set[str] = set()

@@ -113,7 +113,10 @@ class Detector:
         proxy scores."""
         collected = Collector()
         collected.strings(text)
-        prepared = prepare("\n".join(collected.texts), markup=True, deadline=None)
+        # Without the readers of smuggled text: the model was trained before them, and its
+        # file is rebuilt from exactly this (bench/train_detector.py --check).
+        prepared = prepare("\n".join(collected.texts), markup=True, deadline=None,
+                           readers=False)
         found = scan(prepared, self._compiled["s2c"], None)
         return model_views(prepared)[0], [rule.cls for rule in found.hits]
 
@@ -283,6 +286,7 @@ def model_views(prepared: Prepared) -> tuple[list[str], int | None]:
     """The flat views the learned layer scores (the text, what was hidden or encoded in it,
     comments and attributes; not the line-preserving copy of the text), and which of them is
     the text itself, the one the others are mostly copies of."""
-    flat = [segment for segment in prepared.segments if segment.kind != "lines"]
+    flat = [segment for segment in prepared.segments
+            if segment.kind != "lines" and segment.scored]
     text_view = next((i for i, segment in enumerate(flat) if segment.kind == "text"), None)
     return [segment.text for segment in flat], text_view

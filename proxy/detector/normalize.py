@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.detector import native
+from proxy.detector import native, readers
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.re2spans import found as re2_found
@@ -198,6 +198,9 @@ class Segment:
 
     kind: str
     text: str
+    # False for what the readers of smuggled text read (and what is found in it): the rules
+    # match it, the learned layer does not read it (its model was trained without them).
+    scored: bool = True
 
 
 @dataclass
@@ -383,6 +386,7 @@ class Base:
     root: _Node
     signals: set[str] = field(default_factory=set)
     timed_out: bool = False
+    read: bool = True  # whether the readers of smuggled text run
 
 
 @dataclass
@@ -394,11 +398,12 @@ class _Node:
     # of the same text (a call's argument, with and without markup) reuses them when reading
     # markup left the text as it was.
     folded: tuple[str, str] | None = None
+    scored: bool = True  # see Segment.scored
 
 
-def base(text: str, *, deadline: float | None = None) -> Base:
+def base(text: str, *, deadline: float | None = None, readers: bool = True) -> Base:
     """The markup-independent passes over `text` (see prepare)."""
-    out = Base(_Node("text", "", []))
+    out = Base(_Node("text", "", []), read=readers)
     out.root = _base(text, deadline, 0, "text", out)
     return out
 
@@ -411,7 +416,7 @@ def finish(found: Base, *, markup: bool = True) -> Prepared:
 
 
 def prepare(
-    text: str, *, markup: bool = True, deadline: float | None = None
+    text: str, *, markup: bool = True, deadline: float | None = None, readers: bool = True
 ) -> Prepared:
     """Run every pass over `text` and collect the segments to match.
 
@@ -419,14 +424,19 @@ def prepare(
     where they are payload, not presentation). `deadline` is a time.perf_counter() value; past it
     the expensive optional passes (decoding) stop and `timed_out` is set.
     """
-    return finish(base(text, deadline=deadline), markup=markup)
+    return finish(base(text, deadline=deadline, readers=readers), markup=markup)
+
+
+# What a text is asked about in one set search: respelling marks and encoded runs.
+_PREFILTERS = (*MARK_PATTERNS, *RUN_PATTERNS)
+_RUNS_AT = len(MARK_PATTERNS)
 
 
 @functools.cache
 def _any_mark_or_run() -> Any:
     import re2
 
-    return re2.compile("|".join(f"(?:{p})" for p in (*MARK_PATTERNS, *RUN_PATTERNS)).encode())
+    return re2.compile("|".join(f"(?:{p})" for p in _PREFILTERS).encode())
 
 
 @functools.cache
@@ -434,30 +444,33 @@ def _which_mark_or_run() -> Any:
     import re2
 
     found = re2.Set.SearchSet()
-    for pattern in (*MARK_PATTERNS, *RUN_PATTERNS):
+    for pattern in _PREFILTERS:
         found.Add(pattern.encode())
     found.Compile()
     return found
 
 
 def _present(data: bytes) -> tuple[bool, ...] | None:
-    """Which of MARK_PATTERNS + RUN_PATTERNS occur in `data`, in one RE2 pass; None when the
-    set finds none. It is asked only after the single search found one, and RE2 reports a set
-    search that ran out of memory as no match: then each search runs on its own, as before."""
+    """Which of _PREFILTERS occur in `data`, in one RE2 pass; None when the set finds none.
+    It is asked only after the single search found one, and RE2 reports a set search that
+    ran out of memory as no match: then each search runs on its own, as before."""
     matched = _which_mark_or_run().Match(data)
     if not matched:
         return None
-    return tuple(index in matched for index in range(len(MARK_PATTERNS) + len(RUN_PATTERNS)))
+    return tuple(index in matched for index in range(len(_PREFILTERS)))
 
 
-def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -> _Node:
-    node = _Node(kind, "", [])
+def _base(
+    text: str, deadline: float | None, depth: int, kind: str, out: Base, scored: bool = True
+) -> _Node:
+    node = _Node(kind, "", [], scored=scored)
     events = node.events
     text, ansi_hiding = strip_ansi(text)
     if ansi_hiding:
         out.signals.add("ansi_hiding")
         events.append("hidden:ansi")
     hidden_parts: list[str] = []
+    chars: set[str] | None = None  # the characters of text that is not ASCII
     if not text.isascii():
         # One pass to learn which characters occur, so passes with nothing to do are skipped
         # (each would otherwise cost a regex pass over the whole text).
@@ -489,19 +502,23 @@ def _base(text: str, deadline: float | None, depth: int, kind: str, out: Base) -
         # Then which of them, in one more pass, so each search after this one is only run
         # where it finds something.
         present = _present(data) if runs else None
-        marks = present[: len(MARK_PATTERNS)] if present is not None else None
+        marks = present[:_RUNS_AT] if present is not None else None
         for name, view in respelled_views(text, marks) if runs else ():
             events.append(f"decoded:{name}")
-            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out))
+            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out, scored))
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
-            found_runs = present[len(MARK_PATTERNS) :] if present is not None else None
+            found_runs = present[_RUNS_AT:] if present is not None else None
             for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
                 events.append(f"decoded:{encoding}")
-                events.append(_base(decoded, deadline, depth + 1, "decoded", out))
+                events.append(_base(decoded, deadline, depth + 1, "decoded", out, scored))
+            wanted = readers.present(data, chars) if out.read else ()
+            for name, value in readers.read(text, data, wanted) if any(wanted) else ():
+                events.append(f"decoded:{name}")
+                events.append(_base(value, deadline, depth + 1, "decoded", out, False))
         for part in hidden_parts:
-            events.append(_base(part, deadline, depth + 1, "hidden", out))
+            events.append(_base(part, deadline, depth + 1, "hidden", out, scored))
     return node
 
 
@@ -520,7 +537,8 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         if comments:
             out.note("hidden:html_comment")
         if attributed:
-            out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed))))
+            out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed)),
+                                        node.scored))
     if text is node.text and node.folded is not None:
         folded, flat = node.folded
     else:
@@ -528,8 +546,8 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         flat = collapse_space(folded)
         if text is node.text:
             node.folded = (folded, flat)
-    out.segments.append(Segment(node.kind, flat))
+    out.segments.append(Segment(node.kind, flat, node.scored))
     if node.kind == "text":
         out.segments.append(Segment("lines", folded))
     for body in comments:
-        out.segments.append(Segment("comment", fold_case_and_space(body)))
+        out.segments.append(Segment("comment", fold_case_and_space(body), node.scored))

@@ -30,6 +30,7 @@ from proxy.detector.rules import SEVERITIES, Rule
 from proxy.yaml_lines import LineDict, read_yaml
 
 Verdict = Literal["pass", "warn", "block"]
+_NO_HITS_KEPT = 256
 VERDICTS: tuple[Verdict, ...] = ("pass", "warn", "block")
 MODES = ("default", "paranoid")
 DIRECTIONS = frozenset({"s2c", "c2s"})
@@ -126,6 +127,12 @@ class Policy:
         init=False, repr=False, compare=False, default_factory=dict
     )
 
+    # Verdicts of scans with no rule hit, by (direction, method, score, classifier, model):
+    # most scans are such, and their verdict depends on nothing else.
+    _no_hits: dict[tuple[str, str | None, float, str | None, str | None], tuple[Verdict, str]] = (
+        field(init=False, repr=False, compare=False, default_factory=dict)
+    )
+
     def __post_init__(self) -> None:
         for direction in ("s2c", "c2s"):
             self._by_direction[direction] = tuple(
@@ -143,6 +150,25 @@ class Policy:
         model_label: str | None = None,
     ) -> tuple[Verdict, str]:
         """The verdict and the name of the policy rule that gave it ('default' if none did)."""
+        if hits:
+            return self._first(direction, method, score, hits, classifier_label, model_label)
+        key = (direction, method, score, classifier_label, model_label)
+        found = self._no_hits.get(key)
+        if found is None:
+            found = self._first(direction, method, score, hits, classifier_label, model_label)
+            if len(self._no_hits) < _NO_HITS_KEPT:  # methods and scores come from outside
+                self._no_hits[key] = found
+        return found
+
+    def _first(
+        self,
+        direction: str,
+        method: str | None,
+        score: float,
+        hits: list[Rule],
+        classifier_label: str | None,
+        model_label: str | None,
+    ) -> tuple[Verdict, str]:
         for rule in self._by_direction.get(direction, self.rules):
             if rule.matches(
                 direction=direction,

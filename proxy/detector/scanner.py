@@ -10,6 +10,7 @@ phrase that straddles a window edge is still found whole in the next window.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,8 @@ class CompiledRules:
         self.lines = [rule for rule in rules if rule.regex is not None and rule.view == "lines"]
         self.flat_set = _build_set(self.flat, lines=False)
         self.lines_set = _build_set(self.lines, lines=True)
+        self.flat_match = set_matcher(self.flat_set)
+        self.lines_match = set_matcher(self.lines_set)
 
 
 def _build_set(rules: list[Rule], *, lines: bool) -> Any:
@@ -45,6 +48,18 @@ def _build_set(rules: list[Rule], *, lines: bool) -> Any:
         matcher.Add(("(?m)" if lines else "") + rule.pattern)
     matcher.Compile()
     return matcher
+
+
+def set_matcher(matcher: Any) -> Callable[[bytes], list[int]] | None:
+    """`matcher.Match` (an re2.Set) over UTF-8 bytes, as a list: the wrapper's own method
+    costs a Python frame and a type test per call, so its compiled set is called directly
+    where the wrapper has one, and the wrapper's method otherwise."""
+    if matcher is None:
+        return None
+    inner = getattr(matcher, "_set", None)
+    if inner is None or not callable(getattr(inner, "Match", None)):
+        return lambda data: matcher.Match(data) or []
+    return inner.Match
 
 
 @dataclass
@@ -77,16 +92,16 @@ def scan(
 ) -> ScanResult:
     result = ScanResult()
     found: set[str] = set()
-    for rule in compiled.signal_rules:
+    for rule in compiled.signal_rules if prepared.signals else ():
         if rule.signal in prepared.signals:
             found.add(rule.id)
             result.hits.append(rule)
             result.excerpts[rule.id] = f"signal:{rule.signal}"
     for segment in prepared.segments:
         if segment.kind == "lines":
-            rules, matcher = compiled.lines, compiled.lines_set
+            rules, matcher = compiled.lines, compiled.lines_match
         else:
-            rules, matcher = compiled.flat, compiled.flat_set
+            rules, matcher = compiled.flat, compiled.flat_match
         if matcher is None or not segment.text:
             continue
         if not _scan_segment(segment, rules, matcher, deadline, window, found, result):
@@ -98,7 +113,7 @@ def scan(
 def _scan_segment(
     segment: Segment,
     rules: list[Rule],
-    matcher: Any,
+    matcher: Callable[[bytes], list[int]],
     deadline: float | None,
     window: int,
     found: set[str],
@@ -106,10 +121,11 @@ def _scan_segment(
 ) -> bool:
     """Scan one segment; False when the deadline passed before it was done."""
     text = segment.text
-    for start, end in windows(len(text), window):
+    for start, end in windows(len(text), window) if len(text) > window else ((0, len(text)),):
         if deadline is not None and time.perf_counter() > deadline:
             return False
-        for index in matcher.Match(text[start:end]) or ():
+        # The bytes the wrapper would pass (strict UTF-8: a lone surrogate raises, as before).
+        for index in matcher(text[start:end].encode("utf-8")):
             rule = rules[index]
             if rule.id in found or (
                 rule.segments is not None and segment.kind not in rule.segments
