@@ -54,17 +54,31 @@ def _work(size: int, calls: int, run: bool, steps: str) -> None:
         call(c)
 
 
+def _npm_for(root: Path) -> None:
+    """A `git archive` base tree has no tests/npm/node_modules, where bench/payloads.py finds
+    its minified JavaScript: link this checkout's, so both trees read the same payloads."""
+    target = root / "tests" / "npm" / "node_modules"
+    mine = ROOT / "tests" / "npm" / "node_modules"
+    if root != ROOT and not target.exists() and mine.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(mine, target_is_directory=True)
+
+
 def _count(root: Path, size: int, calls: int, run: bool, steps: str) -> int:
+    _npm_for(root)
     with tempfile.TemporaryDirectory(prefix="gw-instr-") as home:
         out = Path(home) / "callgrind.out"
         env = {**os.environ, "GATEWATCH_HOME": home, "GW_TREE": str(root),
                "PYTHONPATH": str(root)}
-        subprocess.run(
+        done = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
              sys.executable, str(Path(__file__).resolve()), "--work", str(size), str(calls),
              "run" if run else "make", steps],
-            env=env, check=True, capture_output=True, timeout=3600,
+            env=env, capture_output=True, text=True, timeout=3600,
         )
+        if done.returncode != 0:  # say why, instead of CalledProcessError's exit status alone
+            raise SystemExit(f"bench: the valgrind child for {root} exited {done.returncode}:\n"
+                             + "\n".join(done.stderr.splitlines()[-15:]))
         found = re.search(r"^summary: (\d+)", out.read_text(), re.M)
         assert found, "no summary line in the callgrind output"
         return int(found.group(1))
