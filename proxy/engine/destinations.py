@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from proxy.engine.urls import canonical_ip, odd_characters, parse_url
+from proxy.engine.urls import canonical_ip, odd_characters, parse_url, without_surrogates
 
 if TYPE_CHECKING:
     from proxy.engine.mail import Recipients
@@ -552,9 +552,6 @@ def _iban_scanner() -> Any:
     return re2.compile(r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){10,30}")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _find_ibans(text: str, add: _Add) -> None:
     module = native_finders()
     for start, end in _ibans_py(text) if module is None else module.ibans(text):
@@ -563,12 +560,7 @@ def _find_ibans(text: str, add: _Add) -> None:
 
 def _ibans_py(text: str) -> list[tuple[int, int]]:
     """(start, end) of each account number no letter or digit touches."""
-    try:
-        matches = list(_iban_scanner().finditer(text))
-    except UnicodeEncodeError:
-        # A lone surrogate (JSON's "\ud800" decodes to one) cannot be UTF-8 for re2: one
-        # character for one, so every span stays where it was, and none holds a surrogate.
-        matches = list(_iban_scanner().finditer(_SURROGATE.sub("\ufffd", text)))
+    matches = _iban_scanner().finditer(without_surrogates(text))  # re2 reads UTF-8
     out = []
     for match in matches:
         start, end = match.start(), match.end()

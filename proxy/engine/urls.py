@@ -63,6 +63,15 @@ def _ada() -> Any:
     return ada_url
 
 
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate read as U+FFFD (the same object when it has none).
+    JSON's "\\ud800" decodes to one, which no UTF-8 consumer (re2, ada) can encode; one
+    character for one, so every offset stays where it was."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
 _ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _IP_CHARS = re.compile(r"\[?[0-9A-Fa-f.:]+\]?")
@@ -117,10 +126,9 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
     untrusted: list[str] = []
     if odd_characters(raw):
         untrusted.append("control or invisible characters")
-    if not raw.isascii() and _SURROGATE.search(raw):
-        # JSON's "\ud800" decodes to a lone surrogate, which no parser can encode: read as
-        # U+FFFD, so the host is still found (a link planted with one is still taint).
-        raw = _SURROGATE.sub("\ufffd", raw)
+    readable = without_surrogates(raw)
+    if readable is not raw:  # the host is still found: a link planted with one is still taint
+        raw = readable
         untrusted.append("a lone surrogate")
     if "\\" in raw:
         untrusted.append("a backslash (parsers disagree on where the host ends)")
