@@ -9,14 +9,32 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proxy.store.events import INSERT_EVENT, insert_rows
+from proxy.store.database import Params
+from proxy.store.events import insert_rows
 
-# A batch step: a statement and its parameters, or a statement and a list of rows (executemany;
-# event rows go in several to a statement, proxy.store.events.insert_rows).
-Step = tuple[str, Any]
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A parameterised statement a proxy/store class made; a list of rows runs as one
+    executemany step."""
+
+    sql: str
+    params: Params
+
+
+@dataclass(frozen=True, slots=True)
+class EventRows:
+    """Audit event rows in EVENT_FIELDS order, inserted several to a statement
+    (proxy.store.events.insert_rows)."""
+
+    rows: list[tuple[Any, ...]]
+
+
+Step = Statement | EventRows  # of a batch, written in order in one transaction
 
 
 async def open_writer(path: Path) -> sqlite3.Connection:
@@ -53,13 +71,13 @@ async def close_writer(db: sqlite3.Connection) -> None:
 def _write_steps(db: sqlite3.Connection, steps: list[Step]) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
-        for sql, params in steps:
-            if sql == INSERT_EVENT and isinstance(params, list):
-                insert_rows(db, params)
-            elif isinstance(params, list):
-                db.executemany(sql, params)
+        for step in steps:
+            if isinstance(step, EventRows):
+                insert_rows(db, step.rows)
+            elif isinstance(step.params, list):
+                db.executemany(step.sql, step.params)
             else:
-                db.execute(sql, params)
+                db.execute(step.sql, step.params)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
