@@ -16,6 +16,8 @@ from typing import Any
 from proxy.store.database import Params
 from proxy.store.events import insert_rows
 
+WRITER_CACHE_KIB = 8 * 1024  # the writer connection's page cache (see _open)
+
 
 @dataclass(frozen=True, slots=True)
 class Statement:
@@ -49,6 +51,12 @@ def _open(path: Path) -> sqlite3.Connection:
     # Statement journals (which every events INSERT needs, for its triggers) in memory, not in
     # a temporary file: a page copied there was a pwrite() each (about 60 KB a row).
     db.execute("PRAGMA temp_store = MEMORY")
+    # A page cache of 8 MB (SQLite's default is 2 MB): with 2 MB a batch's pages (the rows, the
+    # 15 indexes of `events`, the search index's segments) did not fit, so pages were written to
+    # the WAL before the commit and again at it, and read back. 6,000 rows of 4 KB calls with
+    # their indexing: 198k -> 88k reads and 298k -> 232k writes (system calls); 10,000 rows of
+    # 200 B calls: 38k -> 18k and 68k -> 57k. At most 8 MB more per proxy, only as it is used.
+    db.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
     return db
 
 
