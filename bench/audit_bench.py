@@ -39,7 +39,7 @@ from bench.payloads import KINDS, payload
 from proxy.audit import AuditEvent, AuditWriter
 from proxy.store import fts_index, schema
 from proxy.store.events import INSERT_EVENT
-from proxy.store.writer import _write_steps
+from proxy.store.writer import EventRows, _write_steps
 
 
 def events(size: int, calls: int) -> list[AuditEvent]:
@@ -85,7 +85,7 @@ def write(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], batch: int) -> 
 def write_now(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], batch: int) -> None:
     """As the audit writer writes a batch now."""
     for start in range(0, len(rows), batch):
-        _write_steps(conn, [(INSERT_EVENT, rows[start:start + batch])])
+        _write_steps(conn, [EventRows(rows[start:start + batch])])
 
 
 def written() -> int:
@@ -113,7 +113,7 @@ def one_round(size: int, calls: int, batch: int, tmp: Path) -> dict[str, float]:
     writer = AuditWriter(tmp / "unused.db", "s1", "bench")
     build = cpu(lambda: writer._rows(evs))
     steps = writer._rows(evs)
-    rows = [row for sql, params in steps if sql == INSERT_EVENT for row in params]
+    rows = [row for step in steps if isinstance(step, EventRows) for row in step.rows]
     n = len(rows)
     out = {"build": build / n}
     for name, version, how in (("v3", 3, write), ("v4 rows", 4, write), ("v4", 4, write_now)):

@@ -1,7 +1,7 @@
 """Instructions per tools/call inside Gatewatch's components: a figure other load cannot move.
 
     .venv/bin/python bench/call_instructions.py [--size 4096 ...] [--calls 24]
-        [--base [NAME=]DIR ...] [--steps call|detector]
+        [--base [NAME=]DIR ...] [--steps call|detector|send]
 
 Runs, under valgrind (callgrind, instruction counts only), the steps the proxy runs on an echo
 call (bench/call_components.py builds them: the engine's decision with its argument scans,
@@ -9,7 +9,9 @@ taint of the result, the detector's result scan) over distinct windows of every 
 once sending `--calls` calls per kind and once only making them, and prints the difference per
 call: the setup (imports, packs, the model, making the calls' frames) cancels out. Each tree
 (this one, and every `--base`, a `git archive` copy of another commit) runs with its own code;
-a tree without a built extension runs the detector's Python path. Needs valgrind.
+a tree without a built extension runs the detector's Python path. `--steps send` counts
+instead the engine's decision of a sending tool's call whose body is the payload (its values
+and links checked against a session that read a flagged and clean documents). Needs valgrind.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def _work(size: int, calls: int, run: bool, steps: str) -> None:
     from proxy.components import load_components
 
     home = Path(os.environ["GATEWATCH_HOME"])
+    if steps == "send":
+        _work_send(home, size, calls, run)
+        return
     engine, detector, _ = load_components("bench", "s1", home / "c.db", None, lambda *a: None)
     engine.tools_listed(_upstream_tools())
 
@@ -52,6 +57,42 @@ def _work(size: int, calls: int, run: bool, steps: str) -> None:
     todo = [_call(kind, size, 5 + i) for i in range(calls) for kind in KINDS]
     for c in todo if run else ():
         call(c)
+
+
+SEND_TOOLS = [
+    {"name": "send_email", "description": "Send an e-mail.", "inputSchema": {
+        "type": "object", "properties": {"to": {"type": "array"}, "body": {"type": "string"}}}},
+    {"name": "read_document", "description": "Read a document.", "inputSchema": {}},
+]
+SEND_POLICY = ("servers:\n  mail:\n    tools:\n"
+               "      send_email: {exfiltrating: true, sink_params: [to]}\n")
+
+
+def _work_send(home: Path, size: int, calls: int, run: bool) -> None:
+    """engine.decide of a send whose body is the payload (its links checked against taint, its
+    values against flagged results), after a session that read a flagged and clean documents."""
+    from bench.payloads import KINDS, payload
+    from proxy.engine import Engine
+    from proxy.store.database import Database
+    from proxy.store.schema import connect
+
+    policy = home / "policy.yaml"
+    policy.write_text(SEND_POLICY)
+    engine = Engine.create("mail", "s1", Database(connect(home / "s.db")), policy_path=policy)
+    engine.tools_listed(SEND_TOOLS)
+    for i, kind in enumerate(KINDS):  # what the session read: one result flagged
+        result = {"content": [{"type": "text", "text": payload(kind, 4096, 60 + i)}]}
+        engine.result_seen("read_document", result)
+        engine.result_inspected("read_document", result, "warn" if i == 3 else "pass")
+
+    def send(body: str) -> None:
+        engine.decide("send_email", {"to": ["bob@corp.example"], "body": body})
+
+    for kind in KINDS:
+        send(payload(kind, size, 1))
+    todo = [payload(kind, size, 5 + i) for i in range(calls) for kind in KINDS]
+    for body in todo if run else ():
+        send(body)
 
 
 def _npm_for(root: Path) -> None:
@@ -92,16 +133,18 @@ def main() -> int:
     parser.add_argument("--size", type=int, nargs="+", default=[4096])
     parser.add_argument("--calls", type=int, default=24, help="calls per payload kind")
     parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR")
-    parser.add_argument("--steps", choices=["call", "detector"], default="call",
-                        help="detector: only its scans (arguments and result), no engine/taint")
+    parser.add_argument("--steps", choices=["call", "detector", "send"], default="call",
+                        help="detector: only its scans (arguments and result), no engine/taint; "
+                             "send: engine.decide of send_email(to, body=the payload)")
     args = parser.parse_args()
     roots = {"this": ROOT}
     for spec in args.base:
         name, _, where = spec.rpartition("=")
         roots[name or "base"] = Path(where).resolve()
     kinds = 6
-    what = ("the detector's scans of arguments and result" if args.steps == "detector"
-            else "engine.decide + result_seen + inspect_result")
+    what = {"detector": "the detector's scans of arguments and result",
+            "send": "engine.decide of a send with the payload as its body"}.get(
+        args.steps, "engine.decide + result_seen + inspect_result")
     print(f"instructions per call ({what}), {args.calls} calls per kind")
     for size in args.size:
         cells = []

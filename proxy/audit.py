@@ -26,10 +26,17 @@ from typing import Any
 
 from proxy.redact import CUT_MARGIN, redact_json, redact_text
 from proxy.store.database import Params, Write
-from proxy.store.events import INSERT_EVENT
 from proxy.store.fts_index import INDEX_LAG
 from proxy.store.sessions import SessionRecorder
-from proxy.store.writer import close_writer, index_chunk, open_writer, write_batch
+from proxy.store.writer import (
+    EventRows,
+    Statement,
+    Step,
+    close_writer,
+    index_chunk,
+    open_writer,
+    write_batch,
+)
 
 log = logging.getLogger(__name__)
 PAYLOAD_LIMIT = 16 * 1024
@@ -54,12 +61,6 @@ class AuditEvent:
     payload: Any = None  # parsed JSON value, or raw bytes when it did not parse
     payload_limit: int = PAYLOAD_LIMIT
     ts: float = field(default_factory=time.time)
-
-
-@dataclass(slots=True)
-class _Statement:
-    sql: str
-    params: Params  # a list of rows runs as one executemany step
 
 
 _STOP = object()
@@ -169,7 +170,7 @@ class AuditWriter:
     def execute(self, sql: str, params: Params = ()) -> None:
         """Queue any other parameterised statement (made by a proxy/store class), in order
         with the events. Never blocks."""
-        self._enqueue(_Statement(sql, params))
+        self._enqueue(Statement(sql, params))
 
     def writer(self, loop: asyncio.AbstractEventLoop) -> Write:
         """`execute` for the store classes, from the event loop and from worker threads alike
@@ -177,9 +178,9 @@ class AuditWriter:
 
         def write(sql: str, params: Params) -> None:
             if threading.current_thread() is threading.main_thread():
-                self._enqueue(_Statement(sql, params))
+                self._enqueue(Statement(sql, params))
             else:
-                loop.call_soon_threadsafe(self._enqueue, _Statement(sql, params))
+                loop.call_soon_threadsafe(self._enqueue, Statement(sql, params))
 
         return write
 
@@ -249,16 +250,16 @@ class AuditWriter:
         if self._gathering is not None and not self._gathering.done():
             self._gathering.set_result(None)
 
-    def _rows(self, batch: list[Any]) -> list[tuple[str, Any]]:
-        """Turn a batch into (sql, params-or-rows) steps; consecutive events share one step."""
-        steps: list[tuple[str, Any]] = []
+    def _rows(self, batch: list[Any]) -> list[Step]:
+        """Turn a batch into steps; consecutive events share one step."""
+        steps: list[Step] = []
         rows: list[tuple[Any, ...]] = []
         for item in batch:
-            if isinstance(item, _Statement):
+            if isinstance(item, Statement):
                 if rows:
-                    steps.append((INSERT_EVENT, rows))
+                    steps.append(EventRows(rows))
                     rows = []
-                steps.append((item.sql, item.params))
+                steps.append(item)
                 continue
             text = row_text(item)
             rows.append(
@@ -284,7 +285,7 @@ class AuditWriter:
                 )
             )
         if rows:
-            steps.append((INSERT_EVENT, rows))
+            steps.append(EventRows(rows))
         return steps
 
     async def _flush(self, batch: list[Any]) -> None:

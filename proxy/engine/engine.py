@@ -543,18 +543,22 @@ class Engine:
         """Links inside the content of a send that were planted in untrusted free text (a
         phishing link an injection asks to pass on): asked, since a human should see them."""
         sinks = {p.split(".")[0] for p in policy.sink_params}
+        links: list[tuple[str, str, str]] = []  # (param, value, kind), in the content's order
         for param, text in _leaves({k: v for k, v in args.items() if k not in sinks}, ""):
             for value, kind, _start, _end in extract_destinations(text[:MAX_CONTENT_SCAN]):
-                if kind not in ("url", "host", "ip"):
-                    continue
-                dest = Destination(value, kind)
-                if policy.trusted.match(dest) is not None:
-                    continue
-                origin = self._taint.lookup(dest, shaped=False)
-                if origin is not None and origin.provenance == FREE_TEXT and (
-                    origin.matched != LINK_HOST
-                ):
-                    yield param, value, origin.as_dict()
+                if kind in ("url", "host", "ip"):
+                    links.append((param, value, kind))
+        # Each distinct link judged once, all of them looked up in one read of the taint table.
+        dests = {(value, kind): Destination(value, kind) for _param, value, kind in links}
+        untrusted = [d for d in dests.values() if policy.trusted.match(d) is None]
+        origins = dict(zip(((d.key, d.kind) for d in untrusted),
+                           self._taint.lookup_all(untrusted, shaped=False), strict=True))
+        for param, value, kind in links:
+            origin = origins.get((value, kind))
+            if origin is not None and origin.provenance == FREE_TEXT and (
+                origin.matched != LINK_HOST
+            ):
+                yield param, value, origin.as_dict()
 
     def _classify(self, tool: str, policy: ToolPolicy, dest: Destination) -> tuple[
         Verdict, str, dict[str, Any] | None

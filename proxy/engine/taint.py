@@ -15,6 +15,7 @@ import bisect
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -349,20 +350,38 @@ class TaintLog:
     def lookup(self, dest: Destination | str, shaped: bool = True) -> Origin | None:
         """Where a destination was seen, by its most specific match (see `candidates`); at
         one level a structured sighting anywhere wins."""
-        if isinstance(dest, str):
-            dest = Destination(dest, destination_kind(dest) or "other")
-        keys = candidates(dest)
+        return self.lookup_all([dest], shaped)[0]
+
+    def lookup_all(
+        self, dests: Sequence[Destination | str], shaped: bool = True
+    ) -> list[Origin | None]:
+        """`lookup` of each destination, with one read of the shared table for all of them
+        (a send's content can carry a thousand links: a query each cost more than the rest)."""
+        keyed = [(dest, candidates(dest)) for dest in (
+            Destination(d, destination_kind(d) or "other") if isinstance(d, str) else d
+            for d in dests)]
+        stored: dict[str, list[Origin]] = {}
+        wanted = list(dict.fromkeys(key for _dest, keys in keyed for key, _how in keys))
+        for row in self._store.sightings(wanted) if wanted else ():
+            stored.setdefault(row.value, []).append(Origin(
+                row.value, row.server, row.tool, row.session_id, row.ts, row.provenance,
+                kind=row.kind or ""))
+        return [self._resolve(dest, keys, stored, shaped) for dest, keys in keyed]
+
+    def _resolve(
+        self, dest: Destination, keys: list[tuple[str, str]], stored: dict[str, list[Origin]],
+        shaped: bool,
+    ) -> Origin | None:
+        """One destination's origin from this session's sightings and the shared table's
+        (`stored`, by value, in the table's order)."""
         hits: dict[tuple[str, str], list[Origin]] = {}
         for key, how in keys:
             for (provenance, _link), (tool, ts, kind) in self._memory.get(key, {}).items():
                 hits.setdefault((key, how), []).append(
                     Origin(key, self.server, tool, self.session_id, ts, provenance, kind=kind))
-        for row in self._store.sightings([key for key, _how in keys]):
-            stored = Origin(row.value, row.server, row.tool, row.session_id, row.ts,
-                            row.provenance, kind=row.kind or "")
-            for key, how in keys:
-                if key == stored.value:
-                    hits.setdefault((key, how), []).append(stored)
+        for key, how in keys:
+            if key in stored:
+                hits.setdefault((key, how), []).extend(stored[key])
         origin = _best(keys, hits, by_name=False)
         # E-mail addresses are always extracted whole, so a substring hit on one could only be
         # the tail of a longer address: substrings are for hosts, handles, channels, numbers.

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 from proxy.store.database import Write
 
+# Parameters per query: under SQLite's oldest default limit on bound variables (999).
+SQL_VALUES = 900
+
 
 @dataclass(frozen=True)
 class TaintRow:
@@ -39,11 +42,17 @@ class TaintStore:
     def sightings(self, values: Sequence[str]) -> list[TaintRow]:
         """For each of `values`, the first sighting of each provenance, as a value and as a
         link's host, oldest first: at most four rows a value, so a value seen in thousands of
-        results never crowds out the one a decision needs."""
-        rows = self._db.execute(
-            "SELECT value, server, tool, session_id, MIN(ts), provenance, kind FROM taint "
-            f"WHERE value IN ({', '.join('?' * len(values))}) "
-            "GROUP BY value, provenance, kind = 'url_host' ORDER BY MIN(ts)",
-            tuple(values),
-        ).fetchall()
-        return [TaintRow(*tuple(row)) for row in rows]
+        results never crowds out the one a decision needs. Many values (every link of a send's
+        content) are read in a few queries of up to SQL_VALUES each, every value's rows in
+        one of them."""
+        out: list[TaintRow] = []
+        for at in range(0, len(values), SQL_VALUES):
+            chunk = tuple(values[at:at + SQL_VALUES])
+            rows = self._db.execute(
+                "SELECT value, server, tool, session_id, MIN(ts), provenance, kind FROM taint "
+                f"WHERE value IN ({', '.join('?' * len(chunk))}) "
+                "GROUP BY value, provenance, kind = 'url_host' ORDER BY MIN(ts)",
+                chunk,
+            ).fetchall()
+            out += [TaintRow(*tuple(row)) for row in rows]
+        return out
