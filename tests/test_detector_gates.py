@@ -1,6 +1,7 @@
 """The readers' gates (proxy/detector/readers.py `_gates`): the C walk over the bytes
 (_native.needles) and the Python searches open exactly the gates the session-7 code opened (kept
-here verbatim as the oracle), on the payloads, on each gate's trigger and on any bytes."""
+here verbatim as the oracle), on the payloads, on each gate's trigger and on any bytes; and
+the learned layer's long-run finder (textdiff.long_runs) against the regex it replaced."""
 
 from __future__ import annotations
 
@@ -108,3 +109,31 @@ def test_c_needles_refuses_what_it_cannot_search():
         module.needles(b"abc", ("a",))
     with pytest.raises(ValueError):
         module.needles(b"abc", (b"a",) * 65)
+
+
+# --- textdiff.long_runs, the learned layer's long tokens --------------------------------------
+
+
+def _old_long_runs(mask: bytes) -> list[tuple[int, int]]:
+    import re
+
+    return [m.span() for m in re.finditer(rb"a{41,}", mask)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([b"a", b" "]), st.integers(1, 90)), max_size=12))
+def test_long_runs_are_the_old_regexs_runs(pieces):
+    from proxy.detector.textdiff import long_runs
+
+    mask = b"".join(ch * n for ch, n in pieces)
+    assert long_runs(mask) == _old_long_runs(mask)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_long_runs_of_every_payload_are_the_old_regexs_runs(kind):
+    from proxy.detector.textdiff import long_runs, word_mask
+
+    for size in (4096, 65536):
+        mask = word_mask(payload(kind, size, 3).encode("ascii", "replace").decode())
+        assert mask is not None
+        assert long_runs(mask) == _old_long_runs(mask)
