@@ -9,6 +9,7 @@ phrase that straddles a window edge is still found whole in the next window.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 from proxy.detector.normalize import Prepared, Segment
 from proxy.detector.redos import MAX_MATCH_WIDTH
 from proxy.detector.rules import Rule, re2_options
+from proxy.detector.widen import widen
 
 WINDOW = 256 * 1024
 OVERLAP = MAX_MATCH_WIDTH
@@ -24,20 +26,36 @@ EXCERPT_CHARS = 80
 
 
 class CompiledRules:
-    """Rules split by view, each group's patterns compiled into one RE2 set."""
+    """Rules split by view, each group's patterns compiled into one RE2 set: with widened
+    patterns (widen.py) for texts that fit one window, with the exact ones (compiled on
+    first use) for longer texts and to order the hits of a window that has several."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
         self.signal_rules = [rule for rule in rules if rule.signal is not None]
         self.flat = [rule for rule in rules if rule.regex is not None and rule.view == "flat"]
         self.lines = [rule for rule in rules if rule.regex is not None and rule.view == "lines"]
-        self.flat_set = _build_set(self.flat, lines=False)
-        self.lines_set = _build_set(self.lines, lines=True)
-        self.flat_match = set_matcher(self.flat_set)
-        self.lines_match = set_matcher(self.lines_set)
+        self.wide_flat_match = set_matcher(_build_set(self.flat, lines=False, wide=True))
+        self.wide_lines_match = set_matcher(_build_set(self.lines, lines=True, wide=True))
+
+    @functools.cached_property
+    def flat_set(self) -> Any:
+        return _build_set(self.flat, lines=False)
+
+    @functools.cached_property
+    def lines_set(self) -> Any:
+        return _build_set(self.lines, lines=True)
+
+    @functools.cached_property
+    def flat_match(self) -> Callable[[bytes], list[int]] | None:
+        return set_matcher(self.flat_set)
+
+    @functools.cached_property
+    def lines_match(self) -> Callable[[bytes], list[int]] | None:
+        return set_matcher(self.lines_set)
 
 
-def _build_set(rules: list[Rule], *, lines: bool) -> Any:
+def _build_set(rules: list[Rule], *, lines: bool, wide: bool = False) -> Any:
     if not rules:
         return None
     import re2
@@ -45,9 +63,20 @@ def _build_set(rules: list[Rule], *, lines: bool) -> Any:
     matcher = re2.Set.SearchSet(re2_options())
     for rule in rules:
         assert rule.pattern is not None
-        matcher.Add(("(?m)" if lines else "") + rule.pattern)
+        pattern = ("(?m)" if lines else "") + rule.pattern
+        # A widened pattern RE2 refused (none of the packs' does) is used exact.
+        if not wide or _adds(matcher, ("(?m)" if lines else "") + widen(rule.pattern)) < 0:
+            matcher.Add(pattern)
     matcher.Compile()
     return matcher
+
+
+def _adds(matcher: Any, pattern: str) -> int:
+    """The index `pattern` got in `matcher`, or -1 where RE2 cannot compile it."""
+    try:
+        return int(matcher.Add(pattern))
+    except Exception:  # re2.error, or ValueError from the wrapper
+        return -1
 
 
 def set_matcher(matcher: Any) -> Callable[[bytes], list[int]] | None:
@@ -98,13 +127,11 @@ def scan(
             result.hits.append(rule)
             result.excerpts[rule.id] = f"signal:{rule.signal}"
     for segment in prepared.segments:
-        if segment.kind == "lines":
-            rules, matcher = compiled.lines, compiled.lines_match
-        else:
-            rules, matcher = compiled.flat, compiled.flat_match
-        if matcher is None or not segment.text:
+        lines = segment.kind == "lines"
+        rules = compiled.lines if lines else compiled.flat
+        if not rules or not segment.text:
             continue
-        if not _scan_segment(segment, rules, matcher, deadline, window, found, result):
+        if not _scan_segment(segment, rules, compiled, lines, deadline, window, found, result):
             result.timed_out = True
             return result
     return result
@@ -113,7 +140,8 @@ def scan(
 def _scan_segment(
     segment: Segment,
     rules: list[Rule],
-    matcher: Callable[[bytes], list[int]],
+    compiled: CompiledRules,
+    lines: bool,
     deadline: float | None,
     window: int,
     found: set[str],
@@ -121,23 +149,61 @@ def _scan_segment(
 ) -> bool:
     """Scan one segment; False when the deadline passed before it was done."""
     text = segment.text
-    for start, end in windows(len(text), window) if len(text) > window else ((0, len(text)),):
+    if len(text) <= window:  # one window: the widened set, then each rule it names confirmed
+        if deadline is not None and time.perf_counter() > deadline:
+            return False
+        wide = compiled.wide_lines_match if lines else compiled.wide_flat_match
+        assert wide is not None
+        data = text.encode("utf-8")  # strict, as the wrapper: a lone surrogate raises
+        confirmed = [
+            (index, rule, match) for index, rule, match in (
+                (index, rules[index], _search(rules[index], segment, found, text, 0, len(text)))
+                for index in wide(data)
+            ) if match is not None
+        ]
+        if len(confirmed) > 1:
+            # In the order the exact set names them (the order of the old scan): the order
+            # a set names its rules in follows where their matches end, which a widened
+            # pattern may move. Its rules are the confirmed ones, and more.
+            exact = compiled.lines_match if lines else compiled.flat_match
+            assert exact is not None
+            rank = {index: at for at, index in enumerate(exact(data))}
+            confirmed.sort(key=lambda hit: rank.get(hit[0], len(rank)))
+        for _index, rule, match in confirmed:
+            if rule.id in found:  # two rules of one id: the first named, as before
+                continue
+            found.add(rule.id)
+            result.hits.append(rule)
+            result.excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
+        return True
+    matcher = compiled.lines_match if lines else compiled.flat_match
+    assert matcher is not None
+    for start, end in windows(len(text), window):
         if deadline is not None and time.perf_counter() > deadline:
             return False
         # The bytes the wrapper would pass (strict UTF-8: a lone surrogate raises, as before).
         for index in matcher(text[start:end].encode("utf-8")):
             rule = rules[index]
-            if rule.id in found or (
-                rule.segments is not None and segment.kind not in rule.segments
-            ):
-                continue
             # Confirm against the whole text: the set saw a slice, whose edges look like the
             # start and end of the text to \b and ^. A match cut by the window's end is seen
             # whole by the next window, which starts OVERLAP characters earlier.
-            match = rule.regex.search(text, start, end)
-            if match is None or (match.end() == end and end != len(text)):
+            match = _search(rule, segment, found, text, start, end)
+            if match is None:
                 continue
             found.add(rule.id)
             result.hits.append(rule)
             result.excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
     return True
+
+
+def _search(
+    rule: Rule, segment: Segment, found: set[str], text: str, start: int, end: int
+) -> Any:
+    """The rule's first match in text[start:end] where it is still to be found in this
+    segment's kind, and not cut by the end of a window that is not the text's end."""
+    if rule.id in found or (rule.segments is not None and segment.kind not in rule.segments):
+        return None
+    match = rule.regex.search(text, start, end)
+    if match is None or (match.end() == end and end != len(text)):
+        return None
+    return match

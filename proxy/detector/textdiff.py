@@ -118,7 +118,21 @@ def common_prefix(s: str, i: int, t: str, j: int) -> int:
 _MASK_TABLE = bytes(
     0x61 if chr(c).isascii() and chr(c).isalnum() else 0x20 for c in range(256)
 )
-_LONG_RUN = re.compile(rb"a{41,}")  # longer than one token (see model._TOKEN)
+_LONG_RUN = b"a" * 41  # longer than one token (see model._TOKEN)
+
+
+def long_runs(mask: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each run of `mask` (word_mask's: only b"a" and b" ") longer than one
+    token, as re.finditer(rb"a{41,}") gives them; by bytes.find, some 40 times faster than
+    the regex engine's walk over 64 KB."""
+    out = []
+    at = mask.find(_LONG_RUN)
+    while at >= 0:  # the first 41 of a run: the run's start (the search starts past a run)
+        end = mask.find(b" ", at)
+        end = len(mask) if end < 0 else end
+        out.append((at, end))
+        at = mask.find(_LONG_RUN, end)
+    return out
 
 
 def word_mask(text: str) -> bytes | None:
@@ -136,9 +150,9 @@ class TokenIndex:
         # A run of word characters is one token unless it is longer than a token can be.
         self.long_starts: list[int] = []
         self.extra_before: list[int] = [0]  # extra tokens of the long runs before each
-        for match in _LONG_RUN.finditer(mask):
-            self.long_starts.append(match.start())
-            extra = len(tokenize(text[match.start() : match.end()])) - 1
+        for start, end in long_runs(mask):
+            self.long_starts.append(start)
+            extra = len(tokenize(text[start:end])) - 1
             self.extra_before.append(self.extra_before[-1] + extra)
 
     def count(self, start: int, end: int) -> int:
