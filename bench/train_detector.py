@@ -121,7 +121,7 @@ VARIANTS: dict[str, Variant] = {
 ROUND = ("w0_npm", "w1_npm_per_source", "w2_npm_l2")
 # The recipe of the shipped file. Cross-validation picked v5_l2, but on the held-out AgentDojo
 # replay it let more attacks through in both modes (docs/detector.md), so it was not shipped.
-SHIPPED = "v0_shipped"
+SHIPPED = "w1_npm_per_source"
 
 
 @dataclass
