@@ -58,10 +58,10 @@ SEED = 20261201
 VERSION = "linear-3"  # linear-1: built from what one machine had; linear-2: v0_shipped pinned
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
-# machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; this
-# rebuild of the same recipe from the pinned corpora raised held-out false positives past the
-# rule fixed before it was evaluated (docs/detector.md), so the lead decides. To ship it: rename
-# it and its .sources.json to injection-linear.* and drop this default.
+# machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
+# pinned rebuilds (linear-2, and linear-3 with the npm text) raised held-out false positives
+# past the rule fixed before each was evaluated (docs/detector.md), so the lead decides. To ship
+# one: rename it and its .sources.json to injection-linear.* and drop this default.
 CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
@@ -119,8 +119,10 @@ VARIANTS: dict[str, Variant] = {
 # The variants session 8's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
 ROUND = ("w0_npm", "w1_npm_per_source", "w2_npm_l2")
-# The recipe of the shipped file. Cross-validation picked v5_l2, but on the held-out AgentDojo
-# replay it let more attacks through in both modes (docs/detector.md), so it was not shipped.
+# The recipe this script builds: session 8's cross-validation winner (linear-3). Evaluated once
+# on the held-out split it raised false positives past the ship rule (docs/detector.md), so it
+# is the candidate file, not the shipped one. (Session 7's winner, v5_l2, let more AgentDojo
+# attacks through; v0_shipped pinned, linear-2, flagged more documentation.)
 SHIPPED = "w1_npm_per_source"
 
 
