@@ -39,4 +39,7 @@ rm -rf "$dir/site" "$dir/text" "$dir/npm"
 mv "$dir/site.new" "$dir/site"
 mv "$dir/text.new" "$dir/text"
 mv "$dir/npm.new" "$dir/npm"
-echo "$want" > "$dir/installed"
+# A new file, not a write through: a corpora directory copied with hard links (cp -al) must
+# not change the stamp of the one it was copied from.
+echo "$want" > "$dir/installed.new"
+mv "$dir/installed.new" "$dir/installed"
