@@ -27,6 +27,7 @@ from proxy.detector.rules import builtin_pack_paths, load_packs
 from proxy.detector.scoring import Scorer, Views
 from proxy.detector.textdiff import TokenIndex, char_regions, token_splice, word_mask
 from tests.hostile_inputs import hostile_inputs
+from tests.reference_scan import reference_scan
 from tests.reference_scorer import ReferenceModel
 from tests.reference_scorer import tokens as reference_tokens
 from tests.test_detector_model import ATTACKS, BENIGN
@@ -447,37 +448,6 @@ def test_a_run_kept_as_no_base_scores_as_the_old_scorer(kind):
             assert run.best == reference.best_window(toks)
 
 
-def _old_scan(prepared, compiled):
-    """The scan as it was: every signal rule tried, the wrapper's Set.Match on each window's
-    str (tests the direct set call and the skipped signal loop of scanner.scan)."""
-    from proxy.detector.scanner import EXCERPT_CHARS, windows
-
-    hits, excerpts = [], {}
-    for rule in compiled.signal_rules:
-        if rule.signal in prepared.signals:
-            hits.append(rule.id)
-            excerpts[rule.id] = f"signal:{rule.signal}"
-    for segment in prepared.segments:
-        lines = segment.kind == "lines"
-        rules = compiled.lines if lines else compiled.flat
-        matcher = compiled.lines_set if lines else compiled.flat_set
-        if matcher is None or not segment.text:
-            continue
-        text = segment.text
-        for start, end in windows(len(text), 4096):
-            for index in matcher.Match(text[start:end]) or ():
-                rule = rules[index]
-                if rule.id in hits or (rule.segments is not None
-                                       and segment.kind not in rule.segments):
-                    continue
-                match = rule.regex.search(text, start, end)
-                if match is None or (match.end() == end and end != len(text)):
-                    continue
-                hits.append(rule.id)
-                excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
-    return hits, excerpts
-
-
 def test_the_scan_finds_the_hits_and_excerpts_of_the_old_scan():
     from proxy.detector.scanner import CompiledRules, scan
 
@@ -489,8 +459,8 @@ def test_the_scan_finds_the_hits_and_excerpts_of_the_old_scan():
         for text in texts:
             prepared = prepare(text, markup=scope == "result")
             found = scan(prepared, compiled, None, window=4096)
-            assert ([rule.id for rule in found.hits], found.excerpts) == _old_scan(
-                prepared, compiled
+            assert ([rule.id for rule in found.hits], found.excerpts) == reference_scan(
+                prepared, compiled, 4096
             )
 
 

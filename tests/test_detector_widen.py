@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from bench.payloads import KINDS, payload
 from proxy.detector.normalize import prepare
 from proxy.detector.rules import builtin_pack_paths, compile_re2, load_packs
-from proxy.detector.scanner import EXCERPT_CHARS, WINDOW, CompiledRules, scan, windows
+from proxy.detector.scanner import WINDOW, CompiledRules, scan
 from proxy.detector.widen import widen
 from tests.hostile_inputs import hostile_inputs
+from tests.reference_scan import reference_scan
 from tests.test_detector_model import ATTACKS, BENIGN
 
 RULES = load_packs(builtin_pack_paths())
@@ -24,37 +25,6 @@ COMPILED = {scope: CompiledRules([rule for rule in RULES if scope in rule.scope]
             for scope in ("result", "arguments")}
 EXAMPLES = [t for rule in RULES for t in (*rule.positive, *rule.negative)]
 POSITIVE = [t for rule in RULES for t in rule.positive]
-
-
-def old_scan(prepared, compiled, window=WINDOW):
-    """scanner.scan as it was: the exact set on every window, its rules confirmed in the
-    order it names them."""
-    hits, excerpts, found = [], {}, set()
-    for rule in compiled.signal_rules:
-        if rule.signal in prepared.signals:
-            found.add(rule.id)
-            hits.append(rule.id)
-            excerpts[rule.id] = f"signal:{rule.signal}"
-    for segment in prepared.segments:
-        lines = segment.kind == "lines"
-        rules = compiled.lines if lines else compiled.flat
-        matcher = compiled.lines_set if lines else compiled.flat_set
-        if matcher is None or not segment.text:
-            continue
-        text = segment.text
-        for start, end in windows(len(text), window):
-            for index in matcher.Match(text[start:end].encode("utf-8")) or ():
-                rule = rules[index]
-                if rule.id in found or (rule.segments is not None
-                                        and segment.kind not in rule.segments):
-                    continue
-                match = rule.regex.search(text, start, end)
-                if match is None or (match.end() == end and end != len(text)):
-                    continue
-                found.add(rule.id)
-                hits.append(rule.id)
-                excerpts[rule.id] = match.group()[:EXCERPT_CHARS]
-    return hits, excerpts
 
 
 def wide_regex(rule):
@@ -65,7 +35,7 @@ def assert_same_scan(text: str, window: int = WINDOW) -> None:
     for scope, compiled in COMPILED.items():
         prepared = prepare(text, markup=scope == "result")
         found = scan(prepared, compiled, None, window=window)
-        assert ([rule.id for rule in found.hits], found.excerpts) == old_scan(
+        assert ([rule.id for rule in found.hits], found.excerpts) == reference_scan(
             prepared, compiled, window)
 
 
@@ -114,12 +84,12 @@ def test_a_widened_pattern_matches_wherever_the_rule_does(rule, text, seed):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("size", [200, 4096, 65536])
-def test_the_scan_of_every_payload_is_the_old_scan(kind, size):
+def test_the_scan_of_every_payload_is_the_reference_scan(kind, size):
     for window in range(2):
         assert_same_scan(payload(kind, size, window))
 
 
-def test_the_scan_of_the_examples_attacks_and_hostile_inputs_is_the_old_scan():
+def test_the_scan_of_the_examples_attacks_and_hostile_inputs_is_the_reference_scan():
     for text in [*EXAMPLES, *ATTACKS.values(), *BENIGN.values(),
                  *hostile_inputs(1 << 14).values(), ""]:
         assert_same_scan(text)
@@ -142,7 +112,7 @@ def test_texts_with_several_hits_keep_the_old_order():
 @given(st.lists(st.sampled_from(POSITIVE + EXAMPLES[:40] + ["curl x", "| sh", "ignore",
                                                           " " * 50, "x" * 300, "\n"]),
                 max_size=8).map(" ".join))
-def test_the_scan_of_mixed_examples_is_the_old_scan(text):
+def test_the_scan_of_mixed_examples_is_the_reference_scan(text):
     assert_same_scan(text)
 
 
@@ -184,4 +154,4 @@ def test_hits_are_in_the_exact_sets_order_where_the_widened_set_names_them_other
     prepared = prepare(text)
     assert [r.id for r in scan(prepared, compiled, None).hits] == ["test.middle", "test.far_apart"]
     assert ([r.id for r in scan(prepared, compiled, None).hits],
-            scan(prepared, compiled, None).excerpts) == old_scan(prepared, compiled)
+            scan(prepared, compiled, None).excerpts) == reference_scan(prepared, compiled)
