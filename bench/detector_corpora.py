@@ -355,17 +355,23 @@ def _text_locked() -> list[str]:
                       (ROOT / "bench" / "training-text.lock").read_text(encoding="utf-8"))
 
 
+def _locked_files(folder: Path, pattern: str, digest: Callable[[bytes], str],
+                  locked: list[str], what: str) -> tuple[Path, ...]:
+    """The files of `folder` matching `pattern` whose digests are `locked`, in the lock's
+    order; Absent naming the lock when any is missing."""
+    found = {digest(p.read_bytes()): p
+             for p in sorted(folder.glob(pattern))} if folder.is_dir() else {}
+    missing = [h for h in locked if h not in found]
+    if missing:
+        raise Absent(f"{len(missing)} locked {what} are not in {folder} ({INSTALL})")
+    return tuple(found[h] for h in locked)
+
+
 @functools.cache
 def _text_wheels() -> tuple[Path, ...]:
     """The locked wheels in CORPORA/text, checked against their pinned digests."""
-    folder = CORPORA / "text"
-    found = {hashlib.sha256(p.read_bytes()).hexdigest(): p
-             for p in sorted(folder.glob("*.whl"))} if folder.is_dir() else {}
-    missing = [h for h in _text_locked() if h not in found]
-    if missing:
-        raise Absent(f"{len(missing)} locked wheels of bench/training-text.lock are not in "
-                     f"{folder} ({INSTALL})")
-    return tuple(found[h] for h in _text_locked())
+    return _locked_files(CORPORA / "text", "*.whl", lambda b: hashlib.sha256(b).hexdigest(),
+                         _text_locked(), "wheels of bench/training-text.lock")
 
 
 def _wheel_texts(keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
@@ -472,14 +478,10 @@ def _npm_locked() -> list[str]:
 @functools.cache
 def _npm_tarballs() -> tuple[Path, ...]:
     """The locked npm tarballs in CORPORA/npm, checked against their pinned digests."""
-    folder = CORPORA / "npm"
-    found = {"sha512-" + base64.b64encode(hashlib.sha512(p.read_bytes()).digest()).decode(): p
-             for p in sorted(folder.glob("*.tgz"))} if folder.is_dir() else {}
-    missing = [h for h in _npm_locked() if h not in found]
-    if missing:
-        raise Absent(f"{len(missing)} locked tarballs of bench/training-npm.lock are not in "
-                     f"{folder} ({INSTALL})")
-    return tuple(found[h] for h in _npm_locked())
+    return _locked_files(
+        CORPORA / "npm", "*.tgz",
+        lambda b: "sha512-" + base64.b64encode(hashlib.sha512(b).digest()).decode(),
+        _npm_locked(), "tarballs of bench/training-npm.lock")
 
 
 def _npm_texts(keep: Callable[[str], bool]) -> list[str]:
