@@ -653,8 +653,199 @@ static uint64_t piece_hash(const char *piece, int len) {
     return h | 1;  /* 0 marks an empty slot */
 }
 
+/* Repairer(class_of, repairs, min_len, max_len): lexicon.repair for ASCII words, with no
+ * Python code run and no string made for a variant. `class_of` is lexicon.CLASS_OF (only its
+ * keys are read: a word is a class word or not) and `repairs` lexicon's table of class words
+ * with one letter missing; a token of min_len - 1 to max_len characters that is not a class
+ * word becomes the class word it misspells by one letter, tried in repair()'s order: a letter
+ * missing (repairs[token]), then for each letter removed in turn, one extra (the variant is
+ * a class word of at least min_len characters) or one changed (repairs[variant]). Keys that
+ * are not ASCII can never equal an ASCII word and are left out; a value that is not a str
+ * is a TypeError (the caller then keeps the Python function). */
+typedef struct {
+    uint64_t hash;    /* piece_hash of the key; 0: an empty slot */
+    PyObject *key;    /* an ASCII str */
+    PyObject *value;  /* what the key repairs to (for a class word: the key itself) */
+} WordSlot;
+
+typedef struct {
+    WordSlot *slots;
+    size_t mask;
+} WordTable;
+
+typedef struct {
+    PyObject_HEAD
+    WordTable words;  /* the class words */
+    WordTable fixes;  /* class words with a letter missing -> the class word */
+    Py_ssize_t min_len, max_len;
+} Repairer;
+
+static void word_table_free(WordTable *t) {
+    if (!t->slots)
+        return;
+    for (size_t i = 0; i <= t->mask; i++) {
+        Py_XDECREF(t->slots[i].key);
+        Py_XDECREF(t->slots[i].value);
+    }
+    PyMem_Free(t->slots);
+    t->slots = NULL;
+}
+
+/* piece_hash's lowest bit is always set: the slot comes from the product's middle bits. */
+static inline size_t word_slot(uint64_t h, size_t mask) {
+    return (size_t)((h * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+static const WordSlot *word_find(const WordTable *t, const char *word, int len) {
+    uint64_t h = piece_hash(word, len);
+    size_t at = word_slot(h, t->mask);
+    for (;;) {
+        const WordSlot *slot = &t->slots[at];
+        if (slot->hash == 0)
+            return NULL;
+        if (slot->hash == h && PyUnicode_GET_LENGTH(slot->key) == len &&
+            memcmp(PyUnicode_1BYTE_DATA(slot->key), word, (size_t)len) == 0)
+            return slot;
+        at = (at + 1) & t->mask;
+    }
+}
+
+/* The table of `dict`'s ASCII keys; each key's value is itself (`self_valued`) or its value
+ * in the dict (None values left out: dict.get() would give None, which repair() reads as
+ * absent). */
+static int word_table_fill(WordTable *t, PyObject *dict, int self_valued) {
+    size_t capacity = 16;
+    while (capacity < 2 * (size_t)PyDict_GET_SIZE(dict) + 1)
+        capacity <<= 1;
+    t->slots = PyMem_Calloc(capacity, sizeof(WordSlot));
+    if (!t->slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->mask = capacity - 1;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            PyErr_SetString(PyExc_TypeError, "repair keys must be str");
+            return -1;
+        }
+        if (!self_valued && value == Py_None)
+            continue;
+        if (!self_valued && !PyUnicode_CheckExact(value)) {
+            PyErr_SetString(PyExc_TypeError, "repairs must be str");
+            return -1;
+        }
+        if (!PyUnicode_IS_ASCII(key) || PyUnicode_GET_LENGTH(key) > INT_MAX)
+            continue;
+        const char *word = (const char *)PyUnicode_1BYTE_DATA(key);
+        int len = (int)PyUnicode_GET_LENGTH(key);
+        uint64_t h = piece_hash(word, len);
+        size_t at = word_slot(h, t->mask);
+        while (t->slots[at].hash != 0)  /* dict keys are distinct */
+            at = (at + 1) & t->mask;
+        PyObject *to = self_valued ? key : value;
+        Py_INCREF(key);
+        Py_INCREF(to);
+        t->slots[at] = (WordSlot){h, key, to};
+    }
+    return 0;
+}
+
+static void Repairer_dealloc(Repairer *r) {
+    word_table_free(&r->words);
+    word_table_free(&r->fixes);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static int Repairer_init(Repairer *r, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"class_of", "repairs", "min_len", "max_len", NULL};
+    PyObject *class_of, *repairs;
+    if (r->words.slots) {
+        PyErr_SetString(PyExc_TypeError, "Repairer is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!nn", kwlist, &PyDict_Type, &class_of,
+                                     &PyDict_Type, &repairs, &r->min_len, &r->max_len))
+        return -1;
+    if (r->max_len > MAX_TOKEN) {  /* a variant is built in a piece's buffer */
+        PyErr_SetString(PyExc_ValueError, "max_len is at most a piece's length");
+        return -1;
+    }
+    if (word_table_fill(&r->words, class_of, 1) < 0 || word_table_fill(&r->fixes, repairs, 0) < 0) {
+        word_table_free(&r->words);
+        word_table_free(&r->fixes);
+        return -1;
+    }
+    return 0;
+}
+
+/* repair(word) for the ASCII word[0..len): a new reference to what it becomes, or NULL when
+ * it stays as it is (no error is set). */
+static PyObject *repaired(const Repairer *r, const char *word, int len) {
+    if (len < r->min_len - 1 || len > r->max_len || word_find(&r->words, word, len))
+        return NULL;
+    const WordSlot *found = word_find(&r->fixes, word, len);
+    if (found) {
+        Py_INCREF(found->value);
+        return found->value;
+    }
+    char variant[MAX_TOKEN];  /* len <= max_len <= MAX_TOKEN */
+    for (int i = 0; i < len; i++) {  /* the letter at i removed */
+        memcpy(variant, word, (size_t)i);
+        memcpy(variant + i, word + i + 1, (size_t)(len - i - 1));
+        if (len - 1 >= r->min_len && (found = word_find(&r->words, variant, len - 1))) {
+            Py_INCREF(found->key);  /* the variant itself: the class word it spells */
+            return found->key;
+        }
+        if ((found = word_find(&r->fixes, variant, len - 1))) {
+            Py_INCREF(found->value);
+            return found->value;
+        }
+    }
+    return NULL;
+}
+
+static PyObject *Repairer_call(Repairer *r, PyObject *args, PyObject *kwds) {
+    PyObject *token;
+    if (!r->words.slots) {
+        PyErr_SetString(PyExc_TypeError, "Repairer is not initialised");
+        return NULL;
+    }
+    if (kwds && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Repairer takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "U", &token))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(token)) {
+        PyErr_SetString(PyExc_ValueError, "Repairer repairs ASCII words");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(token);
+    PyObject *fixed = n <= MAX_TOKEN
+        ? repaired(r, (const char *)PyUnicode_1BYTE_DATA(token), (int)n) : NULL;
+    if (fixed)
+        return fixed;
+    Py_INCREF(token);
+    return token;
+}
+
+static PyTypeObject RepairerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "proxy.detector._native.Repairer",
+    .tp_basicsize = sizeof(Repairer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "lexicon.repair for ASCII words, from its tables.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Repairer_init,
+    .tp_dealloc = (destructor)Repairer_dealloc,
+    .tp_call = (ternaryfunc)Repairer_call,
+};
+
 typedef struct {
     PyObject *repair;
+    const Repairer *native;  /* `repair` when it is a Repairer: called without Python */
     Py_ssize_t from, to;
 } Repair;
 
@@ -679,7 +870,14 @@ static PyObject *piece_token(const char *piece, int len, const Repair *fix) {
         PyObject *word = PyUnicode_FromStringAndSize(piece, len);
         if (!word || len < fix->from || len > fix->to)
             return word;
-        PyObject *token = PyObject_CallOneArg(fix->repair, word);
+        PyObject *token = fix->native ? repaired(fix->native, piece, len) : NULL;
+        if (fix->native) {
+            if (!token)
+                return word;
+            Py_DECREF(word);
+            return token;
+        }
+        token = PyObject_CallOneArg(fix->repair, word);
         Py_DECREF(word);
         if (token && !PyUnicode_CheckExact(token)) {
             PyErr_SetString(PyExc_TypeError, "repair must give a str");
@@ -698,7 +896,13 @@ static PyObject *piece_token(const char *piece, int len, const Repair *fix) {
     if (!word)
         return NULL;
     PyObject *token = word;
-    if (len >= fix->from && len <= fix->to) {
+    if (len >= fix->from && len <= fix->to && fix->native) {
+        token = repaired(fix->native, piece, len);
+        if (!token) {
+            token = word;
+            Py_INCREF(token);
+        }
+    } else if (len >= fix->from && len <= fix->to) {
         token = PyObject_CallOneArg(fix->repair, word);
         if (!token) {
             Py_DECREF(word);
@@ -748,6 +952,8 @@ static PyObject *ascii_tokens(PyObject *self, PyObject *args) {
     Repair fix;
     if (!PyArg_ParseTuple(args, "UOnn", &text, &fix.repair, &fix.from, &fix.to))
         return NULL;
+    fix.native = Py_IS_TYPE(fix.repair, &RepairerType) && ((Repairer *)fix.repair)->words.slots
+        ? (const Repairer *)fix.repair : NULL;
     if (!PyUnicode_IS_ASCII(text))
         Py_RETURN_NONE;
     const unsigned char *s = PyUnicode_1BYTE_DATA(text);
@@ -1866,7 +2072,8 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     fsum = PyObject_GetAttrString(math, "fsum");
     Py_DECREF(math);
-    if (!fsum || PyType_Ready(&ModelType) < 0 || PyType_Ready(&SpansType) < 0)
+    if (!fsum || PyType_Ready(&ModelType) < 0 || PyType_Ready(&SpansType) < 0 ||
+        PyType_Ready(&RepairerType) < 0)
         return NULL;
     for (int ch = 0; ch < 256; ch++)
         is_space_1byte[ch] = Py_UNICODE_ISSPACE((Py_UCS4)ch) ? 1 : 0;
@@ -1883,6 +2090,12 @@ PyMODINIT_FUNC PyInit__native(void) {
     Py_INCREF(&ModelType);
     if (PyModule_AddObject(mod, "Model", (PyObject *)&ModelType) < 0) {
         Py_DECREF(&ModelType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    Py_INCREF(&RepairerType);
+    if (PyModule_AddObject(mod, "Repairer", (PyObject *)&RepairerType) < 0) {
+        Py_DECREF(&RepairerType);
         Py_DECREF(mod);
         return NULL;
     }

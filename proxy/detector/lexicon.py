@@ -79,3 +79,10 @@ def repair(token: str) -> str:
         if found is not None:
             return found
     return token
+
+
+def repair_tables() -> tuple[dict[str, str], dict[str, str], int, int]:
+    """What repair() reads, for its C copy (_native.Repairer): the class words, the class
+    words with one letter missing, the shortest class word repaired to and the longest token
+    repaired."""
+    return CLASS_OF, _REPAIRS, _MIN_REPAIR, MAX_REPAIRED

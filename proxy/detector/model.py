@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from proxy.detector import native
-from proxy.detector.lexicon import CLASS_OF, MAX_REPAIRED, repair
+from proxy.detector.lexicon import CLASS_OF, MAX_REPAIRED, repair, repair_tables
 from proxy.detector.re2spans import spans
 from proxy.detector.scoring import Run, Scorer, Views, positions
 from proxy.errors import InvalidValue
@@ -76,13 +76,23 @@ def ascii_words(folded: str) -> list[str]:
     return spaced.split()
 
 
+@functools.cache
+def _c_repair(module: Any) -> Any:
+    """lexicon.repair as the extension's Repairer (the same function of ASCII words, called
+    without running Python code), or repair itself where the tables do not fit it."""
+    try:
+        return module.Repairer(*repair_tables())
+    except (TypeError, ValueError):
+        return repair
+
+
 def tokens(folded: str) -> list[str]:
     """The model's tokens of case-folded, normalised text (the detector's flat view), with
     one-letter misspellings of the class words repaired."""
     if folded.isascii():
         module = native.load()
         if module is not None:  # the words and their repairs in one C pass (same tokens)
-            found = module.ascii_tokens(folded, repair, _REPAIR_FROM, MAX_REPAIRED)
+            found = module.ascii_tokens(folded, _c_repair(module), _REPAIR_FROM, MAX_REPAIRED)
             if found is not None:  # None only for text that is not ASCII
                 return found
         toks = ascii_words(folded)
