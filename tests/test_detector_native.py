@@ -73,6 +73,17 @@ def test_gatewatch_native_0_forces_the_python_path(monkeypatch):
     assert "Python path" in native.status()
 
 
+@pytest.mark.parametrize("value", [None, "0", "1", "", " 0", "00", "off", "0\n"])
+def test_gatewatch_native_is_read_as_os_environ_reads_it(monkeypatch, value):
+    """wanted() reads the variable without os.environ.get (which raises and catches a
+    KeyError when it is not set): the same answer, each time it changes."""
+    if value is None:
+        monkeypatch.delenv(native.ENV, raising=False)
+    else:
+        monkeypatch.setenv(native.ENV, value)
+    assert native.wanted() is (os.environ.get(native.ENV, "1") != "0")
+
+
 # A few words of every kind (class words, plain words, unknown ones) so every key recurs at
 # every distance; weights from a small set so sums tie and windows tie.
 _WORDS = ["ignore", "previous", "instructions", "you", "send", "password", "now", "system",

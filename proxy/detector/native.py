@@ -14,13 +14,24 @@ import hashlib
 import os
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 ENV = "GATEWATCH_NATIVE"
 SOURCE = Path(__file__).with_name("_native.c")
 
 
+# os.environ.get() of a name that is not set raises and catches a KeyError inside it (a few
+# µs, and the detector asks several times per scan); the dict os.environ keeps up to date
+# answers the same question directly, decoded the same way.
+_ENVIRON: dict[Any, Any] | None = getattr(os.environ, "_data", None)
+_KEY: Any = os.environ.encodekey(ENV) if _ENVIRON is not None else ENV
+
+
 def wanted() -> bool:
-    return os.environ.get(ENV, "1") != "0"
+    if _ENVIRON is None:
+        return os.environ.get(ENV, "1") != "0"
+    raw = _ENVIRON.get(_KEY)
+    return raw is None or os.environ.decodevalue(raw) != "0"
 
 
 @functools.cache
