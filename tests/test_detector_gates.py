@@ -100,6 +100,23 @@ def test_c_needles_finds_exactly_the_needles_in_the_bytes(data, needles):
 
 
 @built
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"b", b"c", b"ab", b"cc"]), max_size=80).map(b"".join),
+       st.lists(st.lists(st.sampled_from(b"abc"), min_size=1, max_size=4).map(bytes),
+                max_size=64))
+def test_c_needles_on_a_small_alphabet_finds_what_in_finds(data, needles):
+    """Needles of one to four letters of three (so most occur, at the end too), searched with
+    their tuple's tables built once and then kept (the same tuple, then another one)."""
+    module = native.load()
+    assert module is not None
+    kept = tuple(needles)
+    for text in (data, data[:-1], data[1:], data + b"a", b""):
+        assert module.needles(text, kept) == sum(1 << i for i, n in enumerate(kept) if n in text)
+    other = tuple(reversed(kept))
+    assert module.needles(data, other) == sum(1 << i for i, n in enumerate(other) if n in data)
+
+
+@built
 def test_c_needles_refuses_what_it_cannot_search():
     module = native.load()
     assert module is not None
@@ -109,6 +126,11 @@ def test_c_needles_refuses_what_it_cannot_search():
         module.needles(b"abc", ("a",))
     with pytest.raises(ValueError):
         module.needles(b"abc", (b"a",) * 65)
+    kept = (b"bc", b"x")
+    assert module.needles(b"abc", kept) == 1
+    with pytest.raises(TypeError):  # refused: the tables kept for `kept` stay as they were
+        module.needles(b"abc", (b"bc", "x"))
+    assert module.needles(b"xbc", kept) == 3
 
 
 # --- textdiff.long_runs, the learned layer's long tokens --------------------------------------

@@ -1987,54 +1987,106 @@ static PyTypeObject ModelType = {
 #define NEEDLES_MAX 64
 
 /* needles(data, needles) -> int: bit i set where needles[i] (non-empty bytes) occurs in
- * data; one walk over data instead of one search per needle (readers._gates asks ~35). */
+ * data; one walk over data instead of one search per needle (readers._gates asks ~35).
+ * Per position, one bit of a table of byte pairs says whether any needle starts with those
+ * two bytes (a one-byte needle with any second byte); only there are the needles that do
+ * compared. The tables are kept for the last tuple of needles (the readers pass the same one
+ * every time). */
+typedef struct {
+    PyObject *seq;  /* the tuple the tables are for (a reference held) */
+    Py_ssize_t n;
+    const char *needle[NEEDLES_MAX];
+    Py_ssize_t length[NEEDLES_MAX];
+    uint64_t first[256], second[256], single;
+    uint8_t pairs[65536 / 8];  /* bit (a | b << 8): some needle starts with byte a, then b */
+} NeedleTables;
+
+static NeedleTables *needle_tables;
+
+static int needle_tables_for(PyObject *seq) {
+    NeedleTables *t = needle_tables;
+    if (t && t->seq == seq)
+        return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
+    if (n > NEEDLES_MAX) {
+        PyErr_SetString(PyExc_ValueError, "needles: at most 64 needles");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(seq, i);
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) == 0) {
+            PyErr_SetString(PyExc_TypeError, "needles: each needle is non-empty bytes");
+            return -1;
+        }
+    }
+    if (!t && !(t = needle_tables = PyMem_Calloc(1, sizeof(NeedleTables)))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_XDECREF(t->seq);
+    memset(t, 0, sizeof(NeedleTables));
+    Py_INCREF(seq);  /* its bytes are the needles the tables point into */
+    t->seq = seq;
+    t->n = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(seq, i);
+        uint64_t bit = (uint64_t)1 << i;
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(item);
+        t->needle[i] = (const char *)text;
+        t->length[i] = PyBytes_GET_SIZE(item);
+        t->first[text[0]] |= bit;
+        if (t->length[i] == 1) {
+            t->single |= bit;
+            for (int ch = 0; ch < 256; ch++) {
+                t->second[ch] |= bit;
+                unsigned pair = text[0] | (unsigned)ch << 8;
+                t->pairs[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+            }
+        } else {
+            t->second[text[1]] |= bit;
+            unsigned pair = text[0] | (unsigned)text[1] << 8;
+            t->pairs[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+        }
+    }
+    return 0;
+}
+
+/* Which of the needles in `open` occur at s[at...]. */
+static inline uint64_t needles_at(const NeedleTables *t, const unsigned char *s, Py_ssize_t size,
+                                  Py_ssize_t at, uint64_t open) {
+    uint64_t found = 0;
+    while (open) {
+        int i = __builtin_ctzll(open);
+        open &= open - 1;
+        if (size - at >= t->length[i] && memcmp(s + at, t->needle[i], (size_t)t->length[i]) == 0)
+            found |= (uint64_t)1 << i;
+    }
+    return found;
+}
+
 static PyObject *needles(PyObject *self, PyObject *args) {
     Py_buffer data;
     PyObject *seq;
     if (!PyArg_ParseTuple(args, "y*O!", &data, &PyTuple_Type, &seq))
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(seq);
-    if (n > NEEDLES_MAX) {
+    if (needle_tables_for(seq) < 0) {
         PyBuffer_Release(&data);
-        PyErr_SetString(PyExc_ValueError, "needles: at most 64 needles");
         return NULL;
     }
-    const char *needle[NEEDLES_MAX];
-    Py_ssize_t length[NEEDLES_MAX];
-    /* per byte: the needles that start with it, and those whose second byte it is (a
-     * one-byte needle has every second byte): a position is compared only where both agree */
-    uint64_t first[256] = {0}, second[256] = {0}, single = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyTuple_GET_ITEM(seq, i);
-        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) == 0) {
-            PyBuffer_Release(&data);
-            PyErr_SetString(PyExc_TypeError, "needles: each needle is non-empty bytes");
-            return NULL;
-        }
-        uint64_t bit = (uint64_t)1 << i;
-        needle[i] = PyBytes_AS_STRING(item);
-        length[i] = PyBytes_GET_SIZE(item);
-        first[(unsigned char)needle[i][0]] |= bit;
-        if (length[i] == 1) {
-            single |= bit;
-            for (int ch = 0; ch < 256; ch++)
-                second[ch] |= bit;
-        } else {
-            second[(unsigned char)needle[i][1]] |= bit;
-        }
-    }
+    const NeedleTables *t = needle_tables;
     const unsigned char *s = data.buf;
-    Py_ssize_t size = data.len;
+    Py_ssize_t size = data.len, n = t->n;
     uint64_t all = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1), found = 0;
-    for (Py_ssize_t at = 0; at < size && found != all; at++) {
-        uint64_t open = first[s[at]] & (at + 1 < size ? second[s[at + 1]] : single) & ~found;
-        while (open) {
-            int i = __builtin_ctzll(open);
-            open &= open - 1;
-            if (size - at >= length[i] && memcmp(s + at, needle[i], (size_t)length[i]) == 0)
-                found |= (uint64_t)1 << i;
-        }
+    for (Py_ssize_t at = 0; at + 1 < size; at++) {
+        unsigned pair = s[at] | (unsigned)s[at + 1] << 8;
+        if (!((t->pairs[pair >> 3] >> (pair & 7)) & 1))
+            continue;
+        found |= needles_at(t, s, size, at, t->first[s[at]] & t->second[s[at + 1]] & ~found);
+        if (found == all)
+            break;
     }
+    if (size > 0 && found != all)  /* the last byte: only a one-byte needle fits */
+        found |= needles_at(t, s, size, size - 1, t->first[s[size - 1]] & t->single & ~found);
     PyBuffer_Release(&data);
     return PyLong_FromUnsignedLongLong(found);
 }
