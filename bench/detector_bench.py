@@ -1,7 +1,8 @@
 """Speed of the injection detector against the full built-in packs.
 
     .venv/bin/python bench/detector_bench.py [--json] [--quick] [--views]
-    .venv/bin/python bench/detector_bench.py --kinds [--sizes 200 4096 ...] [--base [NAME=]DIR]
+    .venv/bin/python bench/detector_bench.py --kinds [--fresh] [--sizes 200 4096 ...]
+        [--base [NAME=]DIR]
 
 Reports the model file's size and load time; for tool results of 1 KB, 10 KB, 100 KB and 1 MB
 of ordinary documentation text: scan time p50/p95/p99 and throughput (rules and the learned
@@ -19,7 +20,9 @@ no scan reaches, so every run does the whole scan: inspect_result's p50 wall and
 (`*`) where the p50 wall time is over the shipped budget. With `--base DIR` (a `git archive`
 copy of another commit) the same runs against that tree's code, `--rounds` times each,
 alternating (bench/ab.py): ranges over the rounds side by side, and whether both trees gave
-the same verdict, rules and model score and excerpt.
+the same verdict, rules and model score and excerpt. `--fresh`: every run a distinct window
+of the payload (after as many others, to warm the memos and automata), as a proxy meets its
+results; the trees are then compared on every window's result.
 """
 
 from __future__ import annotations
@@ -166,8 +169,11 @@ def _kind_rounds(size: int) -> int:
     return 301 if size <= 256 else 101 if size <= 4096 else 15 if size <= 65536 else 5
 
 
-def kinds_report(sizes: list[int], quick: bool) -> dict[str, Any]:
-    """inspect_result of one text result per payload kind and size, the detector as shipped."""
+def kinds_report(sizes: list[int], quick: bool, fresh: bool = False) -> dict[str, Any]:
+    """inspect_result of one text result per payload kind and size, the detector as shipped.
+    `fresh`: every round a distinct window of the payload, after as many others as warm-up
+    (the per-word memos and the rule sets' automata as a long session has them), as a proxy
+    meets its results; each round's result is kept for the comparison of trees."""
     from bench.payloads import KINDS, payload
     from proxy.detector import DetectorConfig, load_detector
 
@@ -177,22 +183,33 @@ def kinds_report(sizes: list[int], quick: bool) -> dict[str, Any]:
     for size in sizes:
         rounds = max(3, _kind_rounds(size) // (3 if quick else 1))
         for kind in KINDS:
-            result = {"content": [{"type": "text", "text": payload(kind, size, 0)}]}
+            if fresh:
+                for seed in range(1000, 1000 + rounds):  # warm-up: other windows
+                    detector.inspect_result("tools/call", _text_result(payload(kind, size, seed)))
+            texts = [payload(kind, size, index if fresh else 0) for index in range(rounds + 1)]
             walls: list[float] = []
             cpus: list[float] = []
-            for index in range(rounds + 1):  # the first round warms up
+            founds: list[Any] = []
+            for index, text in enumerate(texts):  # the first round warms up
+                result = _text_result(text)
                 wall0, cpu0 = time.perf_counter(), time.process_time()
                 found = detector.inspect_result("tools/call", result)
                 if index:
                     walls.append((time.perf_counter() - wall0) * 1000)
                     cpus.append((time.process_time() - cpu0) * 1000)
+                if fresh or not index:
+                    founds.append([found.verdict, found.rules, found.model, found.excerpts])
             out.setdefault(str(size), {})[kind] = {
                 "p50_ms": statistics.median(walls),
                 "cpu_p50_ms": statistics.median(cpus),
                 "rounds": rounds,
-                "found": [found.verdict, found.rules, found.model, found.excerpts],
+                "found": founds if fresh else founds[0],
             }
     return out
+
+
+def _text_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
 
 
 def _kinds_ab(args: argparse.Namespace) -> int:
@@ -200,14 +217,16 @@ def _kinds_ab(args: argparse.Namespace) -> int:
 
     roots = trees(args.base)
     sizes = [str(size) for size in args.sizes]
-    extra = ["--kinds", "--sizes", *sizes] + (["--quick"] if args.quick else [])
+    extra = ["--kinds", "--sizes", *sizes] + (["--quick"] if args.quick else []) + (
+        ["--fresh"] if args.fresh else [])
     runs = interleaved(Path(__file__), roots, extra, args.rounds)
     if args.json:
         print(json.dumps(runs, indent=2))
         return 0
     names = list(roots)
     budget = runs[names[0]][0]["budget_ms"]
-    print(f"detector alone, inspect_result of one text result, whole scans; * = p50 over the"
+    texts = "a distinct window each run, after as many" if args.fresh else "one text result"
+    print(f"detector alone, inspect_result of {texts}, whole scans; * = p50 over the"
           f" {budget:g} ms budget; ranges over {args.rounds} rounds of p50s: " + " | ".join(names))
     for size in sizes:
         print(f"\n{size} B{'':10}{'p50 wall ms':>30}{'p50 CPU ms':>30}  same result")
@@ -234,6 +253,8 @@ def main() -> int:
     parser.add_argument("--kinds", action="store_true",
                         help="payload kinds at 200 B to 1 MB, the detector as shipped")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(KIND_SIZES))
+    parser.add_argument("--fresh", action="store_true",
+                        help="with --kinds: a distinct window of the payload each run")
     parser.add_argument("--base", action="append", default=[], metavar="[NAME=]DIR",
                         help="with --kinds: the same against another tree, alternating")
     parser.add_argument("--rounds", type=int, default=3, help="with --base: runs per tree")
@@ -244,7 +265,7 @@ def main() -> int:
         return _kinds_ab(args)
     use_root(args.root)
     if args.kinds:
-        report = kinds_report(args.sizes, args.quick)
+        report = kinds_report(args.sizes, args.quick, args.fresh)
         print(json.dumps(report, indent=2) if args.json else json.dumps(report))
         return 0
     if args.views:
