@@ -134,11 +134,11 @@ VARIANTS: dict[str, Variant] = {
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
 ROUND = ("x0_prose", "x1_prose_by_kind")
-# The recipe this script builds: session 8's cross-validation winner (linear-3). Evaluated once
-# on the held-out split it raised false positives past the ship rule (docs/detector.md), so it
-# is the candidate file, not the shipped one. (Session 7's winner, v5_l2, let more AgentDojo
-# attacks through; v0_shipped pinned, linear-2, flagged more documentation.)
-SHIPPED = "w1_npm_per_source"
+# The recipe this script builds: session 9's cross-validation winner (linear-4; neither variant
+# reached 0.5 % mean false positives, so the rule took the lower mean: 1.02 % against 1.53 %).
+# (Session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on
+# the held-out split; v0_shipped pinned, linear-2, flagged more documentation.)
+SHIPPED = "x1_prose_by_kind"
 
 
 @dataclass
