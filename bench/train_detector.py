@@ -60,9 +60,10 @@ VERSION = "linear-4"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
-# pinned rebuilds (linear-2, and linear-3 with the npm text) raised held-out false positives
-# past the rule fixed before each was evaluated (docs/detector.md), so the lead decides. To ship
-# one: rename it and its .sources.json to injection-linear.* and drop this default.
+# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose) raised
+# held-out false positives past the rule fixed before each was evaluated (docs/detector.md), so
+# the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and drop
+# this default.
 CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
