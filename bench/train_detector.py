@@ -55,13 +55,15 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-VERSION = "linear-3"  # linear-1: built from what one machine had; linear-2: v0_shipped pinned
+# linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text
+VERSION = "linear-4"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
-# pinned rebuilds (linear-2, and linear-3 with the npm text) raised held-out false positives
-# past the rule fixed before each was evaluated (docs/detector.md), so the lead decides. To ship
-# one: rename it and its .sources.json to injection-linear.* and drop this default.
+# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose) raised
+# held-out false positives past the rule fixed before each was evaluated (docs/detector.md), so
+# the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and drop
+# this default.
 CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
@@ -75,6 +77,13 @@ EXTRA_NEGATIVES = ("package_docs_rest", "python_package_source")
 # Benign npm text (bench/training-npm.lock): READMEs, licences, change logs and code, harder
 # to tell from an injection than the wheels' CLI examples and code (session 8's variants).
 NPM_SOURCES = ("npm_package_docs", "npm_package_source")
+# Benign prose only (bench/training-readmes.lock: PyPI READMEs; bench/training-npm-docs.lock:
+# more npm packages' docs): linear-3 flagged READMEs and Markdown, of which its benign text had
+# few beside thousands of code and CLI files (docs/detector.md).
+PROSE_SOURCES = ("pypi_package_readmes", "npm_more_package_docs")
+# The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
+PROSE_KIND = frozenset({"python_package_readmes", "python_markdown", "npm_package_docs",
+                        "garak_host_documents_train", *PROSE_SOURCES})
 # Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
 NOT_HOSTS = frozenset({"rule_pack_counterexamples", "gatewatch_messages"})
 MIN_HOST_CHARS = 400
@@ -91,6 +100,7 @@ class Variant:
     l2: float = 1e-4
     epochs: int = 6
     per_source_fp: bool = False  # warn threshold also capped per benign validation source
+    by_kind: bool = False  # benign prose windows weigh as much in all as the other benign ones
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -115,15 +125,21 @@ VARIANTS: dict[str, Variant] = {
                                  BASE_SOURCES + NPM_SOURCES, per_source_fp=True),
     "w2_npm_l2": Variant("v5_l2 + the npm packages' docs and code",
                          BASE_SOURCES + EXTRA_NEGATIVES + NPM_SOURCES, synthetic=2, l2=1e-3),
+    # Session 9, written down (docs/detector.md) before any held-out figure of theirs.
+    "x0_prose": Variant("w1 + PyPI READMEs and more npm docs",
+                        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES, per_source_fp=True),
+    "x1_prose_by_kind": Variant("x0, benign prose weighs as much as the other benign text",
+                                BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES, per_source_fp=True,
+                                by_kind=True),
 }
-# The variants session 8's cross-validation compares (the earlier ones were evaluated on the
+# The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
-ROUND = ("w0_npm", "w1_npm_per_source", "w2_npm_l2")
-# The recipe this script builds: session 8's cross-validation winner (linear-3). Evaluated once
-# on the held-out split it raised false positives past the ship rule (docs/detector.md), so it
-# is the candidate file, not the shipped one. (Session 7's winner, v5_l2, let more AgentDojo
-# attacks through; v0_shipped pinned, linear-2, flagged more documentation.)
-SHIPPED = "w1_npm_per_source"
+ROUND = ("x0_prose", "x1_prose_by_kind")
+# The recipe this script builds: session 9's cross-validation winner (linear-4; neither variant
+# reached 0.5 % mean false positives, so the rule took the lower mean: 1.02 % against 1.53 %).
+# (Session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on
+# the held-out split; v0_shipped pinned, linear-2, flagged more documentation.)
+SHIPPED = "x1_prose_by_kind"
 
 
 @dataclass
@@ -325,6 +341,11 @@ class Trainer:
         negative_windows = sum(len(w) for s, w in fit if not s.label)
         pos_weight = negative_windows / max(len(positives), 1) / 4  # a miss costs more
         per_source = Counter(s.source for s in positives)
+        prose_weight = 1.0
+        if variant.by_kind:
+            prose = sum(len(w) for s, w in fit if not s.label and s.source in PROSE_KIND)
+            prose_weight = max(1.0, (negative_windows - prose) / max(prose, 1))
+            print(f"  benign prose windows weigh {prose_weight:.2f}", file=sys.stderr)
         rng = random.Random(SEED)
         for epoch in range(variant.epochs):
             order = list(range(len(fit)))
@@ -338,8 +359,9 @@ class Trainer:
                         weight *= len(positives) / (len(per_source) * per_source[s.source])
                     self.step(windows[self.best(windows)], 1, weight, lr)
                 else:
+                    weight = prose_weight if s.source in PROSE_KIND else 1.0
                     for feats in windows:
-                        self.step(feats, 0, 1.0, lr)
+                        self.step(feats, 0, weight, lr)
             print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
 
 
@@ -469,9 +491,9 @@ def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
 
 def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Mean recall over the injection folds and mean false positives over the benign folds
-    that every variant has (the base sources, and the npm sources where a variant has
-    them)."""
-    common = [folds[n] for n in BASE_SOURCES + NPM_SOURCES if n in folds]
+    that every variant has (the base sources, and the npm and prose sources where a variant
+    has them)."""
+    common = [folds[n] for n in BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES if n in folds]
     pos = [r["recall"] for r in common if r["label"]]
     neg = [r["fp"] for r in common if not r["label"]]
     return {"mean_recall": sum(pos) / len(pos), "mean_fp": sum(neg) / len(neg)}
