@@ -15,7 +15,7 @@ for bin in mcp-server-everything mcp-server-filesystem mcp-server-memory claude 
   fi
 done
 # The detector's training corpora, every file pinned in bench/training-*.lock: installed once
-# (about 30 to 90 s, 250 MB in .corpora/), again only when a lock changes. The model test rebuilds
+# (about 1 to 2 min, 315 MB in .corpora/), again only when a lock changes. The model test rebuilds
 # the candidate model from them and compares it with its file.
 bash bench/install_corpora.sh .venv/bin/python
 export QT_QPA_PLATFORM=offscreen
