@@ -6,6 +6,7 @@ other modules' jobs (they listen to the signals).
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import sys
@@ -206,12 +207,22 @@ class Hub(QObject):
             self.proxies_changed.emit()
 
 
-def wake_running_app(timeout_ms: int = 2000) -> bool:
-    """Ask the app that serves the socket to bring its window forward."""
+class Wake(enum.Enum):
+    WOKEN = "woken"  # the running app read the request and hung up
+    SILENT = "silent"  # something accepted the connection but never answered
+    ABSENT = "absent"  # nothing accepted the connection
+
+
+def wake_running_app(timeout_ms: int = 10_000) -> Wake:
+    """Ask the app that serves the socket to bring its window forward.
+
+    The app listens before it opens its database and builds its window, so a launch while it
+    is still starting (or busy on a loaded machine) waits for its loop; hence the long wait.
+    """
     sock = QLocalSocket()
     sock.connectToServer(socket_path.server_name())
     if not sock.waitForConnected(timeout_ms):
-        return False
+        return Wake.ABSENT
     sock.write(encode({"type": "hello", "protocol": protocol.PROTOCOL_VERSION, "role": "launcher"}))
     sock.write(encode({"type": "show"}))
     sock.waitForBytesWritten(timeout_ms)
@@ -220,4 +231,4 @@ def wake_running_app(timeout_ms: int = 2000) -> bool:
         sock.waitForDisconnected(timeout_ms)
     )
     sock.abort()
-    return heard
+    return Wake.WOKEN if heard else Wake.SILENT

@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
     from PySide6.QtWidgets import QApplication
 
     from app import socket_path
-    from app.hub import Hub, HubError, wake_running_app
+    from app.hub import Hub, HubError, Wake, wake_running_app
     from proxy import __version__, paths
 
     qt_app = QApplication.instance() or QApplication([sys.argv[0], *argv])
@@ -41,9 +41,15 @@ def main(argv: list[str]) -> int:
         print(f"gatewatch: {exc}", file=sys.stderr)
         return 1
     if not serving:
-        if wake_running_app():
+        woke = wake_running_app()
+        if woke is Wake.WOKEN:
             print("gatewatch: already running; brought its window forward", file=sys.stderr)
             return 0
+        if woke is Wake.SILENT:
+            print(f"gatewatch: a program accepted the connection on {socket_path.server_name()} "
+                  "but did not answer within 10 s: if Gatewatch is running, it is busy; "
+                  "not starting a second one", file=sys.stderr)
+            return 1
         print(f"gatewatch: another program serves {socket_path.server_name()}", file=sys.stderr)
         return 1
 

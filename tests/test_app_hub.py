@@ -242,7 +242,7 @@ def test_only_one_server_and_a_second_launch_wakes_the_first(hub: Hub, qtbot: Qt
     launcher = subprocess.Popen(
         [sys.executable, "-c", "import sys; from PySide6.QtCore import QCoreApplication; "
          "app = QCoreApplication([]); from app.hub import wake_running_app; "
-         "sys.exit(0 if wake_running_app() else 3)"],
+         "from app.hub import Wake; sys.exit(0 if wake_running_app() is Wake.WOKEN else 3)"],
         env=child_env(),
     )
     qtbot.waitUntil(lambda: launcher.poll() is not None, timeout=20000)
@@ -252,6 +252,34 @@ def test_only_one_server_and_a_second_launch_wakes_the_first(hub: Hub, qtbot: Qt
     # The first one is gone: now the second may serve.
     assert second.listen() is True
     second.close()
+
+
+def _launcher_says(timeout_ms: int) -> str:
+    """What wake_running_app() reports, from another process (it blocks on the socket)."""
+    launcher = subprocess.run(
+        [sys.executable, "-c", "from PySide6.QtCore import QCoreApplication; "
+         "app = QCoreApplication([]); from app.hub import wake_running_app; "
+         f"print(wake_running_app({timeout_ms}).value)"],
+        env=child_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert launcher.returncode == 0, launcher.stderr
+    return launcher.stdout.strip()
+
+
+def test_a_second_launch_tells_silence_from_absence(gw_home: Path) -> None:
+    """A server that accepts but never answers (an app still starting, or not ours) is not
+    reported as woken, nor as absent: the launcher waits, then says it had no answer."""
+    socket_path.prepare()
+    path = socket_path.server_name()
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        mute.bind(path)
+        mute.listen(4)  # the kernel accepts; nobody reads or hangs up
+        assert _launcher_says(300) == "silent"
+    finally:
+        mute.close()
+        os.unlink(path)
+    assert _launcher_says(300) == "absent"
 
 
 def test_a_stale_socket_file_is_replaced(qtbot: QtBot) -> None:
