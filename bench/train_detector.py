@@ -81,6 +81,9 @@ NPM_SOURCES = ("npm_package_docs", "npm_package_source")
 # more npm packages' docs): linear-3 flagged READMEs and Markdown, of which its benign text had
 # few beside thousands of code and CLI files (docs/detector.md).
 PROSE_SOURCES = ("pypi_package_readmes", "npm_more_package_docs")
+# More code (session 10): JavaScript/TypeScript of bench/training-npm-docs.lock's packages;
+# linear-4 flagged held-out npm JavaScript 2.53 % against linear-1's 0.94 %.
+MORE_CODE_SOURCES = ("npm_more_package_source",)
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset({"python_package_readmes", "python_markdown", "npm_package_docs",
                         "garak_host_documents_train", *PROSE_SOURCES})
@@ -101,6 +104,9 @@ class Variant:
     epochs: int = 6
     per_source_fp: bool = False  # warn threshold also capped per benign validation source
     by_kind: bool = False  # benign prose windows weigh as much in all as the other benign ones
+    # From HARD_FROM_EPOCH on, each benign document's best-scoring window is stepped once more
+    # as a negative with this weight (the scorer flags a document on its best window).
+    hard_negatives: float = 0.0
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -131,10 +137,18 @@ VARIANTS: dict[str, Variant] = {
     "x1_prose_by_kind": Variant("x0, benign prose weighs as much as the other benign text",
                                 BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES, per_source_fp=True,
                                 by_kind=True),
+    # Session 10, written down (docs/detector.md) before any held-out figure of theirs.
+    "z0_more_code": Variant("x0 + 3,000 JavaScript/TypeScript files of more npm packages",
+                            BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+                            per_source_fp=True),
+    "z1_hard_negatives": Variant("z0, each benign document's best window trained again",
+                                 BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES
+                                 + MORE_CODE_SOURCES, per_source_fp=True, hard_negatives=3.0),
 }
+HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
-ROUND = ("x0_prose", "x1_prose_by_kind")
+ROUND = ("z0_more_code", "z1_hard_negatives")
 # The recipe this script builds: session 9's cross-validation winner (linear-4; neither variant
 # reached 0.5 % mean false positives, so the rule took the lower mean: 1.02 % against 1.53 %).
 # (Session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on
@@ -362,6 +376,9 @@ class Trainer:
                     weight = prose_weight if s.source in PROSE_KIND else 1.0
                     for feats in windows:
                         self.step(feats, 0, weight, lr)
+                    if variant.hard_negatives and epoch >= HARD_FROM_EPOCH:
+                        self.step(windows[self.best(windows)], 0,
+                                  weight * variant.hard_negatives, lr)
             print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
 
 
@@ -493,7 +510,8 @@ def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Mean recall over the injection folds and mean false positives over the benign folds
     that every variant has (the base sources, and the npm and prose sources where a variant
     has them)."""
-    common = [folds[n] for n in BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES if n in folds]
+    common = [folds[n] for n in BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES
+              if n in folds]
     pos = [r["recall"] for r in common if r["label"]]
     neg = [r["fp"] for r in common if not r["label"]]
     return {"mean_recall": sum(pos) / len(pos), "mean_fp": sum(neg) / len(neg)}
