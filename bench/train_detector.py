@@ -55,12 +55,14 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 SEED = 20261201
-# linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text
-VERSION = "linear-4"
+# linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
+# linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives
+VERSION = "linear-5"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
-# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose) raised
+# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose; linear-5 with
+# more code and hard negatives) raised
 # held-out false positives past the rule fixed before each was evaluated (docs/detector.md), so
 # the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and drop
 # this default.
@@ -149,11 +151,12 @@ HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
 ROUND = ("z0_more_code", "z1_hard_negatives")
-# The recipe this script builds: session 9's cross-validation winner (linear-4; neither variant
-# reached 0.5 % mean false positives, so the rule took the lower mean: 1.02 % against 1.53 %).
-# (Session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on
-# the held-out split; v0_shipped pinned, linear-2, flagged more documentation.)
-SHIPPED = "x1_prose_by_kind"
+# The recipe this script builds: session 10's cross-validation winner (linear-5; neither variant
+# reached 0.5 % mean false positives, so the rule took the lower mean: 0.90 % against 1.01 %).
+# (Session 9's, x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and
+# session 7's, v5_l2, failed the ship rule on the held-out split; v0_shipped pinned, linear-2,
+# flagged more documentation.)
+SHIPPED = "z1_hard_negatives"
 
 
 @dataclass
