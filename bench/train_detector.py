@@ -54,6 +54,7 @@ VALIDATION_SHARE = 0.15
 BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshold
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
+KIND_MIN = round(1 / WARN_FP)  # 200: the fewest texts of which 0.5 % lets one lie above
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives
@@ -109,6 +110,11 @@ class Variant:
     # From HARD_FROM_EPOCH on, each benign document's best-scoring window is stepped once more
     # as a negative with this weight (the scorer flags a document on its best window).
     hard_negatives: float = 0.0
+    # Session 10's second round: a benign source caps the warn threshold on its own only with
+    # KIND_MIN validation texts (below 1 / WARN_FP texts its single highest text would set
+    # it); smaller ones are pooled by kind (PROSE_KIND or not), a pool capping when it has as
+    # many. Replaces per_source_fp's rule.
+    by_kind_fp: bool = False
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -146,11 +152,18 @@ VARIANTS: dict[str, Variant] = {
     "z1_hard_negatives": Variant("z0, each benign document's best window trained again",
                                  BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES
                                  + MORE_CODE_SOURCES, per_source_fp=True, hard_negatives=3.0),
+    # Session 10, second round, written down (docs/detector.md) before any run of theirs.
+    "z2_code_by_kind": Variant("z0, thresholds no one text can set (by_kind_fp)",
+                               BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+                               by_kind_fp=True),
+    "z3_hard_by_kind": Variant("z1, thresholds no one text can set (by_kind_fp)",
+                               BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+                               by_kind_fp=True, hard_negatives=3.0),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
-ROUND = ("z0_more_code", "z1_hard_negatives")
+ROUND = ("z2_code_by_kind", "z3_hard_by_kind")
 # The recipe this script builds: session 10's cross-validation winner (linear-5; neither variant
 # reached 0.5 % mean false positives, so the rule took the lower mean: 0.90 % against 1.01 %).
 # (Session 9's, x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and
@@ -436,6 +449,14 @@ def fit(samples: list[Sample], features: Features, variant: Variant
     if variant.per_source_fp:
         warn = max([warn] + [threshold_for(scores, WARN_FP) for scores in val_neg.values()
                              if len(scores) >= PER_SOURCE_MIN])
+    if variant.by_kind_fp:
+        groups = [scores for scores in val_neg.values() if len(scores) >= KIND_MIN]
+        for prose in (True, False):
+            pool = [p for name, scores in val_neg.items()
+                    if len(scores) < KIND_MIN and (name in PROSE_KIND) == prose for p in scores]
+            if len(pool) >= KIND_MIN:
+                groups.append(pool)
+        warn = max([warn] + [threshold_for(scores, WARN_FP) for scores in groups])
     block = max(warn, threshold_for(pooled, BLOCK_FP))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
