@@ -406,6 +406,25 @@ def threshold_for(scores: list[float], fp_rate: float) -> float:
     return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
 
 
+def warn_threshold(val_neg: dict[str, list[float]], variant: Variant) -> float:
+    """The warn threshold from the benign validation scores per source: the pooled WARN_FP
+    point, capped per source (`per_source_fp`: each with PER_SOURCE_MIN texts) or per source
+    and kind (`by_kind_fp`: each source with KIND_MIN texts, and per kind the pool of the
+    smaller ones when it has KIND_MIN, so that no single text sets it)."""
+    pooled = [p for scores in val_neg.values() for p in scores]
+    groups = [pooled]
+    if variant.per_source_fp:
+        groups += [scores for scores in val_neg.values() if len(scores) >= PER_SOURCE_MIN]
+    if variant.by_kind_fp:
+        groups += [scores for scores in val_neg.values() if len(scores) >= KIND_MIN]
+        for prose in (True, False):
+            pool = [p for name, scores in val_neg.items()
+                    if len(scores) < KIND_MIN and (name in PROSE_KIND) == prose for p in scores]
+            if len(pool) >= KIND_MIN:
+                groups.append(pool)
+    return max(threshold_for(scores, WARN_FP) for scores in groups)
+
+
 def fit(samples: list[Sample], features: Features, variant: Variant
         ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The model file's content trained on `samples`, and training statistics."""
@@ -445,18 +464,7 @@ def fit(samples: list[Sample], features: Features, variant: Variant
             else:
                 val_neg.setdefault(s.source, []).append(p)
     pooled = [p for scores in val_neg.values() for p in scores]
-    warn = threshold_for(pooled, WARN_FP)
-    if variant.per_source_fp:
-        warn = max([warn] + [threshold_for(scores, WARN_FP) for scores in val_neg.values()
-                             if len(scores) >= PER_SOURCE_MIN])
-    if variant.by_kind_fp:
-        groups = [scores for scores in val_neg.values() if len(scores) >= KIND_MIN]
-        for prose in (True, False):
-            pool = [p for name, scores in val_neg.items()
-                    if len(scores) < KIND_MIN and (name in PROSE_KIND) == prose for p in scores]
-            if len(pool) >= KIND_MIN:
-                groups.append(pool)
-        warn = max([warn] + [threshold_for(scores, WARN_FP) for scores in groups])
+    warn = warn_threshold(val_neg, variant)
     block = max(warn, threshold_for(pooled, BLOCK_FP))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {

@@ -234,6 +234,30 @@ def test_hard_negatives_pull_down_the_window_that_would_flag_a_benign_document()
     assert score[3.0] < score[0.0]
 
 
+def test_no_single_validation_text_sets_the_warn_threshold():
+    # linear-5: one PyPI README of 58 validation texts scored 0.9999999999 and, with
+    # per_source_fp, set the warn threshold at the cap. With by_kind_fp a source caps on its
+    # own only with KIND_MIN (1 / WARN_FP) texts; the smaller ones are pooled by kind.
+    trainer = _trainer()
+    assert trainer.KIND_MIN == 200 and trainer.KIND_MIN * trainer.WARN_FP == 1
+    old = trainer.Variant("t", per_source_fp=True)
+    new = trainer.Variant("t", by_kind_fp=True)
+    code = [i / 1000 for i in range(500)]  # a big code source: at most 0.499
+    readmes = [0.3] * 57 + [0.9999999999]  # 58 READMEs, one of which looks like an attack
+    val = {"python_source": code, "pypi_package_readmes": readmes}
+    assert trainer.warn_threshold(val, old) == 0.99999
+    assert trainer.warn_threshold(val, new) < 0.5 + 1e-9
+    # The one text is allowed above, not a second: a prose pool of 200 or more caps.
+    prose = {"npm_package_docs": [0.2] * 100, "python_markdown": [0.2] * 98 + [0.97, 0.98],
+             "pypi_package_readmes": readmes}
+    assert trainer.warn_threshold({**val, **prose}, new) == 0.98001
+    # ...and a source of 200 or more caps on its own, one text of 200 above.
+    big = {"python_source": [*code[:199], 0.9, 0.95]}
+    assert trainer.warn_threshold(big, new) == 0.90001
+    # Whatever the rule, the pooled point is a floor.
+    assert trainer.warn_threshold({"docs": [0.7] * 10}, new) == 0.70001
+
+
 def test_the_selection_rule_prefers_recall_within_the_false_positive_target():
     choose = _trainer().choose
 
