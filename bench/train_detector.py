@@ -57,8 +57,9 @@ PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 KIND_MIN = round(1 / WARN_FP)  # 200: the fewest texts of which 0.5 % lets one lie above
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
-# linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives
-VERSION = "linear-5"
+# linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
+# linear-5's recipe with thresholds no single validation text sets (by_kind_fp)
+VERSION = "linear-6"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
@@ -206,12 +207,13 @@ HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
 ROUND = ("z2_code_by_kind", "z3_hard_by_kind")
-# The recipe this script builds: session 10's cross-validation winner (linear-5; neither variant
-# reached 0.5 % mean false positives, so the rule took the lower mean: 0.90 % against 1.01 %).
-# (Session 9's, x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and
-# session 7's, v5_l2, failed the ship rule on the held-out split; v0_shipped pinned, linear-2,
-# flagged more documentation.)
-SHIPPED = "z1_hard_negatives"
+# The recipe this script builds: session 10's second cross-validation winner (linear-6; neither
+# variant reached 0.5 % mean false positives, so the rule took the lower mean: 2.3035 % against
+# 2.3050 %, a near-tie). (Session 10's first, z1_hard_negatives, linear-5, session 9's,
+# x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2,
+# failed the ship rule on the held-out split; v0_shipped pinned, linear-2, flagged more
+# documentation.)
+SHIPPED = "z3_hard_by_kind"
 
 
 @dataclass
