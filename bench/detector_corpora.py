@@ -570,6 +570,16 @@ def npm_package_source() -> list[str]:
     return _stable_sample(_npm_texts(_is_npm_code), 3000, "npmsource")
 
 
+def npm_more_package_source() -> list[str]:
+    """A stable sample of 3,000 JavaScript and TypeScript files (not tests) of
+    bench/training-npm-docs.lock's packages, whose docs npm_more_package_docs reads: more code
+    of other packages than npm_package_source's 200, none of its texts."""
+    seen = set(npm_package_source())
+    more = _npm_texts(_is_npm_code, functools.partial(_npm_tarballs, "training-npm-docs.lock",
+                                                      "npmdocs"))
+    return _stable_sample([t for t in more if t not in seen], 3000, "npmmoresource")
+
+
 def _files(roots: list[Path], pattern: str, limit: int, salt: str,
            skip: Callable[[Path], bool] = lambda p: False) -> list[str]:
     texts: list[str] = []
@@ -781,6 +791,7 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "npm_package_source": (0, npm_package_source),
     "pypi_package_readmes": (0, pypi_package_readmes),
     "npm_more_package_docs": (0, npm_more_package_docs),
+    "npm_more_package_source": (0, npm_more_package_source),
     "npm_markdown": (0, npm_markdown),
     "npm_javascript": (0, npm_javascript),
     "man_pages": (0, man_pages),
@@ -814,6 +825,8 @@ TRAIN_SOURCES = (
     # (bench/training-npm-docs.lock), none of them in tests/npm/node_modules.
     "pypi_package_readmes",
     "npm_more_package_docs",
+    # More code: JavaScript/TypeScript of bench/training-npm-docs.lock's packages (session 10).
+    "npm_more_package_source",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

