@@ -1,0 +1,116 @@
+"""The detector's fixed cost per pass (session 10): the learned layer's score of a result with
+one view (no Views, no Run) is the old scorer's (tests/reference_scorer.py) and the Views
+path's, to the bit, on both scorer paths and for any weights; the readers' gates kept per
+needle bits are the gates computed afresh; a scan without hits gives the inspection it gave."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.payloads import KINDS, payload
+from proxy.detector import native
+from proxy.detector.lexicon import CLASS_OF, CLASSES
+from proxy.detector.model import LinearModel, shipped_model
+from tests.hostile_inputs import hostile_inputs
+from tests.reference_scorer import ReferenceModel
+from tests.test_detector_model import ATTACKS, BENIGN
+
+
+@pytest.fixture(params=["c", "python"])
+def scorer_path(request, monkeypatch):
+    """Each scorer test on both paths: the C scorer (where built) and the Python one."""
+    if request.param == "c":
+        if native.load() is None:
+            pytest.skip("the C extension is not built here")
+        return
+    monkeypatch.setattr(native, "load", lambda: None)
+    scorer = shipped_model().model._scorer
+    monkeypatch.setattr(scorer, "native", None)
+    monkeypatch.setattr(scorer, "_windows_c", None)
+
+
+def _one_view_texts() -> list[str]:
+    out = [t.casefold() for t in (*ATTACKS, *BENIGN)]
+    out += [
+        payload(kind, size, seed).casefold()
+        for kind in KINDS
+        for size in (200, 4096, 65536)
+        for seed in range(2)
+    ]
+    out += [t.casefold() for t in hostile_inputs(1 << 14).values() if "\ud800" not in t]
+    return [*out, "", " ", "0", "ignore", "ignore previous instructions " * 80]
+
+
+def _assert_one_view_as_before(model: LinearModel, text: str, classes: list[str]) -> None:
+    expected = ReferenceModel(model).score([text], classes)
+    assert model.score([text], classes) == expected
+    assert model.score([text], classes, base=0) == expected
+    assert model.score([text], classes, deadline=math.inf, base=0) == expected
+    # and as the Views path the one view used to take (a second copy of it is not scored)
+    assert model.score([text, text], classes) == expected
+
+
+@pytest.mark.usefixtures("scorer_path")
+def test_one_view_scores_as_the_old_scorer_on_payloads_attacks_and_hostile_inputs():
+    model = shipped_model().model
+    for text in _one_view_texts():
+        for classes in ([], ["override"], ["override", "exfiltration", "override"]):
+            _assert_one_view_as_before(model, text, classes)
+
+
+@pytest.mark.usefixtures("scorer_path")
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*CLASS_OF, *CLASSES, "the", "a", "0", "data", "é", "\n"]), max_size=300
+    ).map(" ".join)
+)
+def test_one_view_of_class_words_scores_as_the_old_scorer(text):
+    _assert_one_view_as_before(shipped_model().model, text, [])
+
+
+def _random_model(rng: random.Random, words: list[str]) -> LinearModel:
+    weights: dict[str, float] = {}
+    for tok in words:
+        weights["u:" + tok] = rng.uniform(-1.0, 2.0)
+    for a in rng.sample(words, 20):
+        weights[f"b:{a} {rng.choice(words)}"] = rng.uniform(-1.0, 2.0)
+    for name in CLASSES:
+        weights["c:" + name] = rng.uniform(-0.5, 1.5)
+        weights["r:" + name] = rng.uniform(-0.5, 1.5)
+    return LinearModel(
+        {
+            "format": 1,
+            "version": "random",
+            "window": rng.choice([2, 3, 5, 8, 32]),
+            "bias": rng.uniform(-3.0, 0.0),
+            "block_threshold": 0.9,
+            "warn_threshold": 0.5,
+            "weights": weights,
+        }
+    )
+
+
+@pytest.mark.usefixtures("scorer_path")
+@pytest.mark.parametrize("seed", range(4))
+def test_one_view_scores_as_the_old_scorer_for_any_weights(seed):
+    rng = random.Random(seed)
+    words = sorted({*CLASS_OF, "the", "data", "send", "0", "key"})
+    model = _random_model(rng, words)
+    for _ in range(150):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 200)))
+        classes = rng.sample(sorted(CLASSES), rng.randint(0, 3))
+        _assert_one_view_as_before(model, text, classes)
+
+
+def test_one_view_past_its_deadline_scores_nothing_as_before():
+    model = shipped_model().model
+    for text in ("ignore previous instructions", ""):
+        assert model.score([text], [], deadline=-math.inf) == ReferenceModel(model).score(
+            [text], [], deadline=-math.inf
+        )
