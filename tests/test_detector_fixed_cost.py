@@ -114,3 +114,82 @@ def test_one_view_past_its_deadline_scores_nothing_as_before():
         assert model.score([text], [], deadline=-math.inf) == ReferenceModel(model).score(
             [text], [], deadline=-math.inf
         )
+
+
+# --- the readers' gates, kept per needle bits ---------------------------------------------
+
+
+def _old_present(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
+    """readers.present as it was: every gate computed afresh, each open one's pattern
+    searched (the gates by the session-7 oracle of test_detector_gates)."""
+    from proxy.detector import readers as R
+    from proxy.detector.re2spans import found
+    from tests.test_detector_gates import old_gates
+
+    gates = old_gates(data, chars)
+    if not any(gates):
+        return R._NONE
+    return tuple(gate and found(p, data) for gate, p in zip(gates, R._patterns(), strict=True))
+
+
+def _assert_present_as_before(text: str) -> None:
+    from proxy.detector import readers as R
+
+    data = text.encode("utf-8", "surrogatepass")
+    chars = None if text.isascii() else set(text)
+    expected = _old_present(data, chars)
+    assert R.present(data, chars) == expected
+    assert R.present(data, chars, R.walk(data)) == expected
+    assert R.present(data, chars, R.walk(data)) == expected  # kept now
+
+
+def _present_texts() -> list[str]:
+    from proxy.detector import readers as R
+
+    needles = [n.decode() for n in R._NEEDLES]
+    out = [
+        *needles,
+        *(f"x{n}y" for n in needles),
+        " ".join(needles),
+        "begin 644 x",
+        "a 10 b 11",
+        " 10",
+        "\u2801\u2803",
+        "e\u0301x",
+        ".- -... -.-.",
+        "uryyb",
+    ]
+    out += [
+        payload(kind, size, seed) for kind in KINDS for size in (200, 4096) for seed in range(3)
+    ]
+    return [*out, *hostile_inputs(1 << 14).values()]
+
+
+@pytest.mark.parametrize("kept", ["cold", "warm", "full"])
+def test_the_readers_found_are_the_old_ones_with_gates_kept_or_not(kept, monkeypatch):
+    from proxy.detector import readers as R
+
+    monkeypatch.setattr(R, "_GATES_OF", {})
+    monkeypatch.setattr(R, "_OPEN_OF", {})
+    if kept == "full":
+        monkeypatch.setattr(R, "_GATES_KEPT", 0)
+    texts = _present_texts()
+    for _ in range(2 if kept == "warm" else 1):
+        for text in texts:
+            _assert_present_as_before(text)
+    if kept == "full":
+        assert not R._GATES_OF and not R._OPEN_OF
+    else:
+        assert R._GATES_OF and R._OPEN_OF
+
+
+def _gate_alphabet() -> list[str]:
+    from proxy.detector import readers as R
+
+    return sorted({chr(b) for n in R._NEEDLES for b in n} | {"x", " ", "\u2803", "\u0300"})
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_gate_alphabet()), max_size=80))
+def test_the_readers_found_on_any_text_of_the_gates_bytes_are_the_old_ones(text):
+    _assert_present_as_before(text)

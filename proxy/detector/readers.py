@@ -433,6 +433,14 @@ _MASKS = tuple(
 )
 
 
+# The gates of text whose characters are ASCII and that does not begin with one of _STARTS
+# (_gates), by the readers' needles found in it.
+_GATES_OF: dict[int, tuple[bool, ...]] = {}
+_GATES_KEPT = 4096
+# Per tuple of gates, the indices of the open ones.
+_OPEN_OF: dict[tuple[bool, ...], tuple[int, ...]] = {}
+
+
 def walk(data: bytes) -> int | None:
     """Which of _NEEDLES occur in `data` (a text's UTF-8 bytes), in one C walk; None where the
     extension is not built (then each pass searches on its own)."""
@@ -463,8 +471,17 @@ def _gates(data: bytes, chars: set[str] | None, bits: int | None = None) -> tupl
             or (chars is not None and not chars.isdisjoint(wanted))
             for groups, start, wanted in _GATES
         )
-    if not bits & _READER_BITS and chars is None and not data.startswith(_STARTS):
-        return _NONE  # most text: no gate opens
+    if chars is None and not data.startswith(_STARTS):
+        # Then the gates are a function of the readers' needles found alone: kept per set.
+        bits &= _READER_BITS
+        if not bits:
+            return _NONE  # most text: no gate opens
+        gates = _GATES_OF.get(bits)
+        if gates is None:
+            gates = tuple(any(bits & mask == mask for mask in masks) for masks in _MASKS)
+            if len(_GATES_OF) < _GATES_KEPT:
+                _GATES_OF[bits] = gates
+        return gates
     return tuple(
         any(bits & mask == mask for mask in masks)
         or (start is not None and data.startswith(start))
@@ -481,10 +498,17 @@ def present(data: bytes, chars: set[str] | None, bits: int | None = None) -> tup
     pattern on text it has not seen. `bits`: walk(data), when the caller made it."""
     patterns = _patterns()  # compiled on the first scan, like the learned layer's model
     gates = _gates(data, chars, bits)
-    if not any(gates):
+    opened = _OPEN_OF.get(gates)
+    if opened is None:
+        opened = tuple(index for index, gate in enumerate(gates) if gate)
+        if len(_OPEN_OF) < _GATES_KEPT:
+            _OPEN_OF[gates] = opened
+    if not opened:
         return _NONE
-    return tuple(gate and found(pattern, data)
-                 for gate, pattern in zip(gates, patterns, strict=True))
+    out = list(_NONE)
+    for index in opened:  # only where a gate opened is its reader's pattern searched
+        out[index] = found(patterns[index], data)
+    return tuple(out)
 
 
 @functools.cache
