@@ -35,7 +35,7 @@ def scorer_path(request, monkeypatch):
 
 
 def _one_view_texts() -> list[str]:
-    out = [t.casefold() for t in (*ATTACKS, *BENIGN)]
+    out = [t.casefold() for t in (*ATTACKS.values(), *BENIGN.values())]
     out += [
         payload(kind, size, seed).casefold()
         for kind in KINDS
@@ -193,3 +193,28 @@ def _gate_alphabet() -> list[str]:
 @given(st.text(alphabet=st.sampled_from(_gate_alphabet()), max_size=80))
 def test_the_readers_found_on_any_text_of_the_gates_bytes_are_the_old_ones(text):
     _assert_present_as_before(text)
+
+
+# --- the inspection of a scan without hits --------------------------------------------------
+
+
+def test_inspections_with_and_without_hits_carry_what_they_carried():
+    """score combine() of the hits (0.0, not -0.0, without any), rules in order, classes
+    de-duplicated in order, excerpts copied: on attacks (hits) and benign texts (none)."""
+    from proxy.detector.inspection import combine
+    from proxy.detector.loader import load_detector
+
+    detector = load_detector()
+    by_id = {rule.id: rule for rule in detector.rules}
+    seen_hits = seen_none = 0
+    examples = [t for rule in detector.rules for t in (*rule.positive, *rule.negative)]
+    for text in [*ATTACKS.values(), *BENIGN.values(), *examples, "", "plain words"]:
+        for inspection in (detector.scan_text(text), detector.inspect_arguments("t", {"a": text})):
+            hits = [by_id[rule_id] for rule_id in inspection.rules]
+            assert inspection.score == combine([rule.score for rule in hits])
+            assert math.copysign(1.0, inspection.score) == 1.0
+            assert inspection.classes == list(dict.fromkeys(rule.cls for rule in hits))
+            assert set(inspection.excerpts) <= set(inspection.rules)
+            seen_hits += bool(hits)
+            seen_none += not hits
+    assert seen_hits and seen_none

@@ -15,6 +15,7 @@ from proxy.detector import native, normalize
 from proxy.detector import readers as R
 from proxy.detector.decode import decode_chunks
 from proxy.detector.normalize import _present, prepare, strip_markup
+from proxy.detector.rules import builtin_pack_paths, load_packs
 from tests.hostile_inputs import hostile_inputs
 from tests.reference_marks import reference_decode_chunks, reference_strip_markup
 from tests.test_detector_model import ATTACKS, BENIGN
@@ -65,7 +66,10 @@ def _texts() -> list[str]:
         "&ast;&grave;&#42;",
         "é0x41\ud8000x",
     ]
-    out += [t for rule_texts in (ATTACKS, BENIGN) for t in rule_texts]
+    out += [*ATTACKS.values(), *BENIGN.values()]
+    out += [
+        t for rule in load_packs(builtin_pack_paths()) for t in (*rule.positive, *rule.negative)
+    ]
     out += list(hostile_inputs(1 << 16).values())
     out += [
         payload(kind, size, seed)
