@@ -179,7 +179,7 @@ def test_the_readers_found_are_the_old_ones_with_gates_kept_or_not(kept, monkeyp
             _assert_present_as_before(text)
     if kept == "full":
         assert not R._GATES_OF and not R._OPEN_OF
-    else:
+    elif native.load() is not None:  # the gates are kept only where the C walk gave bits
         assert R._GATES_OF and R._OPEN_OF
 
 
