@@ -10,6 +10,7 @@ import re
 import time
 from typing import Any
 
+from proxy.detector.marks import HEX_ESCAPE, HEX_PREFIX, ROT_DIGITS, ROT_WORD
 from proxy.detector.re2spans import found as re2_found
 from proxy.detector.re2spans import spans
 
@@ -153,16 +154,26 @@ def decode_chunks(
     *,
     runs: bool = True,
     found: tuple[bool, ...] | None = None,
+    marks: int | None = None,
 ) -> list[tuple[str, str]]:
     """Every encoded chunk of `text` that decodes to readable text, as (encoding, decoded).
 
     Stops early (returning what it has) when `deadline` (a perf_counter value) passes.
     `runs=False`: the caller found no RUN_PATTERNS match in `text`, so only the escapes
     (\\x, 0x, %XX) and ROT13 are looked for. `found`: whether each of RUN_PATTERNS occurs in
-    `text`, when the caller knows, so those searches are not run again.
+    `text`, when the caller knows, so those searches are not run again. `marks`: which of
+    marks.py's marks occur in `text`, when the caller knows (the readers' walk found them).
     """
-    if not runs and "\\x" not in text and "0x" not in text and "%" not in text and (
-        "13" not in text
+    if marks is None:
+        escaped, prefixed = "\\x" in text, "0x" in text
+    else:
+        escaped, prefixed = bool(marks & HEX_ESCAPE), bool(marks & HEX_PREFIX)
+    if (
+        not runs
+        and not escaped
+        and not prefixed
+        and "%" not in text
+        and not ("13" in text if marks is None else marks & ROT_DIGITS)
     ):
         return []  # no run, no escape and no ROT13 mark: nothing to decode
     candidates, spaced_hex = found if found is not None else (runs, None)
@@ -193,7 +204,7 @@ def decode_chunks(
                 found_chunks.append(("hex", decoded))
         if len(seen) % 256 == 0 and expired():
             return found_chunks
-    markers = [index for index, (marker, _) in enumerate(_HEX_SEPARATED) if marker in text]
+    markers = [index for index, here in enumerate((escaped, prefixed)) if here]
     if markers or runs:
         data = data or text.encode("utf-8", "surrogatepass")
     hex_candidates = [
@@ -214,8 +225,11 @@ def decode_chunks(
         unescaped = url_unescape(text)
         if unescaped != text:
             found_chunks.append(("url", unescaped))
-    if "13" in text and ("rot" in text or "ROT" in text or "Rot" in text) and re2_found(
-        _rot13_mark(), data or text.encode("utf-8", "surrogatepass")
-    ):
+    rot = (
+        "13" in text and ("rot" in text or "ROT" in text or "Rot" in text)
+        if marks is None
+        else marks & ROT_DIGITS and marks & ROT_WORD
+    )
+    if rot and re2_found(_rot13_mark(), data or text.encode("utf-8", "surrogatepass")):
         found_chunks.append(("rot13", codecs.encode(text, "rot13")))
     return found_chunks

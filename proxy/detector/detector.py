@@ -169,7 +169,7 @@ class Detector:
             if note not in notes:
                 notes.append(note)
         hits = found_rules.hits
-        score = combine([rule.score for rule in hits])
+        score = combine([rule.score for rule in hits]) if hits else 0.0  # combine([]) is 0.0
         verdict, policy_name = self.policy.decide(
             direction=direction, method=method, score=score, hits=hits,
             model_label=model.label if model is not None else None,
@@ -181,8 +181,8 @@ class Detector:
         inspection = Inspection(
             verdict=verdict,
             score=score,
-            rules=[rule.id for rule in hits],
-            classes=list(dict.fromkeys(rule.cls for rule in hits)),
+            rules=[rule.id for rule in hits] if hits else [],
+            classes=list(dict.fromkeys([rule.cls for rule in hits])) if hits else [],
             notes=notes,
             timed_out=timed_out,
             policy=policy_name,

@@ -195,6 +195,32 @@ class LinearModel:
         respelled copy, the same comment found in two views), with the same result to the
         last bit as scoring it alone. The best window of the first text in order wins ties.
         """
+        best, excerpt = -math.inf, ""
+        if len(texts) == 1:  # what Views does with one text: its tokens, scored whole
+            if deadline is None or time.monotonic() <= deadline:
+                toks = self._scorer.tokenize(texts[0])
+                if deadline is None or time.monotonic() <= deadline:
+                    value, at, length = self._scorer.best(toks)
+                    if value > best:
+                        best, excerpt = value, " ".join(toks[at : at + length])
+        else:
+            best, excerpt = self._views_best(texts, deadline, base)
+        if best == -math.inf:
+            best = 0.0
+        logit = self.bias + best + sum(self.weights.get("r:" + c, 0.0) for c in set(rule_classes))
+        probability = 1.0 / (1.0 + math.exp(-max(min(logit, 60.0), -60.0)))
+        label = (
+            "injection" if probability >= self.block_threshold
+            else "suspicious" if probability >= self.warn_threshold
+            else "benign"
+        )
+        return ModelScore(probability, label, excerpt[:200])
+
+    def _views_best(
+        self, texts: list[str], deadline: float | None, base: int | None
+    ) -> tuple[float, str]:
+        """The best window of any of several texts and its words (-inf where none was
+        scored): each text's run from the Views of this result."""
         order = list(range(len(texts)))
         if base is not None and 0 < base < len(texts):
             order.insert(0, order.pop(base))
@@ -215,16 +241,7 @@ class LinearModel:
             value, at, length = run.best
             if value > best:
                 best, excerpt = value, " ".join(run.toks[at : at + length])
-        if best == -math.inf:
-            best = 0.0
-        logit = self.bias + best + sum(self.weights.get("r:" + c, 0.0) for c in set(rule_classes))
-        probability = 1.0 / (1.0 + math.exp(-max(min(logit, 60.0), -60.0)))
-        label = (
-            "injection" if probability >= self.block_threshold
-            else "suspicious" if probability >= self.warn_threshold
-            else "benign"
-        )
-        return ModelScore(probability, label, excerpt[:200])
+        return best, excerpt
 
 
 def model_path() -> Path:

@@ -18,6 +18,7 @@ from typing import Any
 from proxy.detector import native, readers
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
+from proxy.detector.marks import COMMENT
 from proxy.detector.re2spans import found as re2_found
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
@@ -296,14 +297,15 @@ def nfkc(text: str) -> str:
     return _NON_ASCII_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
-def strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
+def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], list[str], bool]:
     """Remove HTML comments and tags, decode entities and markdown emphasis.
 
     Returns the visible text, the comment bodies, the tags that carried attributes (where
-    image and link URLs live) and whether any tag hid its text with CSS.
+    image and link URLs live) and whether any tag hid its text with CSS. `marks`: which of
+    marks.py's marks occur in `text`, when the caller knows.
     """
     comments: list[str] = []
-    if "<!--" in text:
+    if "<!--" in text if marks is None else marks & COMMENT:
         text, comments = _cut_comments(text)
     attributed: list[str] = []
     css_hidden = False
@@ -399,6 +401,7 @@ class _Node:
     # markup left the text as it was.
     folded: tuple[str, str] | None = None
     scored: bool = True  # see Segment.scored
+    marks: int | None = None  # marks.py's marks in `text`, where the readers' walk ran on it
 
 
 def base(text: str, *, deadline: float | None = None, readers: bool = True) -> Base:
@@ -506,14 +509,20 @@ def _base(
         for name, view in respelled_views(text, marks) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out, scored))
+        # One C walk over the bytes: the readers' gates and the marks decode_chunks and
+        # strip_markup would otherwise search the text for one by one (None: no extension).
+        bits = readers.walk(data)
+        node.marks = readers.marks_of(bits) if bits is not None else None
         if deadline is not None and time.perf_counter() > deadline:
             out.timed_out = True
         else:
             found_runs = present[_RUNS_AT:] if present is not None else None
-            for encoding, decoded in decode_chunks(text, deadline, runs=runs, found=found_runs):
+            for encoding, decoded in decode_chunks(
+                text, deadline, runs=runs, found=found_runs, marks=node.marks
+            ):
                 events.append(f"decoded:{encoding}")
                 events.append(_base(decoded, deadline, depth + 1, "decoded", out, scored))
-            wanted = readers.present(data, chars) if out.read else ()
+            wanted = readers.present(data, chars, bits) if out.read else ()
             for name, value in readers.read(text, data, wanted) if any(wanted) else ():
                 events.append(f"decoded:{name}")
                 events.append(_base(value, deadline, depth + 1, "decoded", out, False))
@@ -531,7 +540,7 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
     text = node.text
     comments: list[str] = []
     if markup:
-        text, comments, attributed, css_hidden = strip_markup(text)
+        text, comments, attributed, css_hidden = strip_markup(text, node.marks)
         if css_hidden:
             out.signals.add("css_hidden")
         if comments:

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from proxy.detector import native
+from proxy.detector import marks, native
 from proxy.detector.decode import MIN_DECODED_CHARS, looks_like_text
 from proxy.detector.decode import _utf8 as _text
 from proxy.detector.re2spans import found, spans
@@ -414,7 +414,17 @@ _GATES: tuple[Gate, ...] = (
     ((), None, _MARK_SET),
 )
 assert len(_GATES) == len(READERS)
-_NEEDLES = tuple(dict.fromkeys(n for groups, _, _ in _GATES for group in groups for n in group))
+_READER_NEEDLES = tuple(
+    dict.fromkeys(n for groups, _, _ in _GATES for group in groups for n in group)
+)
+# The walk answers the other passes' marks of several characters too (marks.py), after the
+# readers' needles: bit len(_READER_NEEDLES) + i is marks.NEEDLES[i].
+_NEEDLES = (*_READER_NEEDLES, *marks.NEEDLES)
+assert len(set(_NEEDLES)) == len(_NEEDLES) <= 64
+_READER_BITS = (1 << len(_READER_NEEDLES)) - 1
+_MARK_BITS = tuple(
+    (bit, sum(1 << _NEEDLES.index(m.encode("ascii")) for m in group)) for bit, group in marks.MARKS
+)
 _STARTS = tuple(start for _, start, _ in _GATES if start is not None)
 # Per gate, the bit masks of its groups in what native.needles returns.
 _MASKS = tuple(
@@ -423,21 +433,55 @@ _MASKS = tuple(
 )
 
 
-def _gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
+# The gates of text whose characters are ASCII and that does not begin with one of _STARTS
+# (_gates), by the readers' needles found in it.
+_GATES_OF: dict[int, tuple[bool, ...]] = {}
+_GATES_KEPT = 4096
+# Per tuple of gates, the indices of the open ones.
+_OPEN_OF: dict[tuple[bool, ...], tuple[int, ...]] = {}
+
+
+def walk(data: bytes) -> int | None:
+    """Which of _NEEDLES occur in `data` (a text's UTF-8 bytes), in one C walk; None where the
+    extension is not built (then each pass searches on its own)."""
+    module = native.load()
+    return None if module is None else int(module.needles(data, _NEEDLES))
+
+
+def marks_of(bits: int) -> int:
+    """The marks (marks.py) of the text whose walk gave `bits`."""
+    out = 0
+    for bit, mask in _MARK_BITS:
+        if bits & mask:
+            out |= bit
+    return out
+
+
+def _gates(data: bytes, chars: set[str] | None, bits: int | None = None) -> tuple[bool, ...]:
     """Whether each reader's gate (_GATES) opens on `data`, a text's UTF-8 bytes (`chars`: the
     set of its characters when it is not ASCII). In C, one walk over the bytes finds which
-    needles occur (one search per needle costs 3 ms on 64 KB); else one search each."""
-    module = native.load()
-    if module is None:
+    needles occur (one search per needle costs 3 ms on 64 KB); else one search each. `bits`:
+    that walk's result, when the caller made it (walk)."""
+    if bits is None:
+        bits = walk(data)
+    if bits is None:
         return tuple(
             any(all(n in data for n in group) for group in groups)
             or (start is not None and data.startswith(start))
             or (chars is not None and not chars.isdisjoint(wanted))
             for groups, start, wanted in _GATES
         )
-    bits = module.needles(data, _NEEDLES)
-    if not bits and chars is None and not data.startswith(_STARTS):
-        return _NONE  # most text: no gate opens
+    if chars is None and not data.startswith(_STARTS):
+        # Then the gates are a function of the readers' needles found alone: kept per set.
+        bits &= _READER_BITS
+        if not bits:
+            return _NONE  # most text: no gate opens
+        gates = _GATES_OF.get(bits)
+        if gates is None:
+            gates = tuple(any(bits & mask == mask for mask in masks) for masks in _MASKS)
+            if len(_GATES_OF) < _GATES_KEPT:
+                _GATES_OF[bits] = gates
+        return gates
     return tuple(
         any(bits & mask == mask for mask in masks)
         or (start is not None and data.startswith(start))
@@ -446,18 +490,25 @@ def _gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
     )
 
 
-def present(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
+def present(data: bytes, chars: set[str] | None, bits: int | None = None) -> tuple[bool, ...]:
     """Whether each reader's pattern occurs in `data` (a text's UTF-8 bytes; `chars` the set
     of its characters when it is not ASCII), in READERS' order. Only where a reader's gate
     opens is its RE2 pattern searched: adding the patterns to normalize's prefilter pass
     instead costs several times the gates (measured), as its automaton grows with every
-    pattern on text it has not seen."""
+    pattern on text it has not seen. `bits`: walk(data), when the caller made it."""
     patterns = _patterns()  # compiled on the first scan, like the learned layer's model
-    gates = _gates(data, chars)
-    if not any(gates):
+    gates = _gates(data, chars, bits)
+    opened = _OPEN_OF.get(gates)
+    if opened is None:
+        opened = tuple(index for index, gate in enumerate(gates) if gate)
+        if len(_OPEN_OF) < _GATES_KEPT:
+            _OPEN_OF[gates] = opened
+    if not opened:
         return _NONE
-    return tuple(gate and found(pattern, data)
-                 for gate, pattern in zip(gates, patterns, strict=True))
+    out = list(_NONE)
+    for index in opened:  # only where a gate opened is its reader's pattern searched
+        out[index] = found(patterns[index], data)
+    return tuple(out)
 
 
 @functools.cache

@@ -136,6 +136,13 @@ class Scorer:
         _best, contrib, unigram, pairs, classes, skipped_u, skipped_b, skipped_c = found
         return Run(toks, best, unigram, pairs, classes, contrib, skipped_u, skipped_b, skipped_c)
 
+    def best(self, toks: list[str]) -> Best:
+        """`full(toks, keep=False).best`, without the Run: a text scored alone (one view)."""
+        if toks and self.native is not None:
+            found: Any = self.native.score(toks, False)
+            return found[0] if found[0] is not None else windows(found[1], self.span)
+        return self.full(toks, False).best
+
     # --- the scorer ---------------------------------------------------------------------
 
     def full(self, toks: list[str], keep: bool = True) -> Run:
