@@ -66,10 +66,9 @@ class AuditEvent:
 _STOP = object()
 
 
-def payload_text(payload: Any, limit: int, size: int = 0) -> tuple[str | None, int]:
+def payload_text(payload: Any, limit: int) -> tuple[str | None, int]:
     """Redacted, bounded text of a payload (a JSON value, or the raw bytes of a frame that did
-    not parse), and whether it was cut. One redaction pass over the text as stored. `size`:
-    the frame's length, when known."""
+    not parse), and whether it was cut. One redaction pass over the text as stored."""
     if payload is None:
         return None, 0
     if isinstance(payload, (bytes, bytearray, memoryview)):
@@ -77,7 +76,7 @@ def payload_text(payload: Any, limit: int, size: int = 0) -> tuple[str | None, i
         if len(text) > limit or len(payload) > limit + CUT_MARGIN:
             return text[:limit], 1
         return text, 0
-    text, cut = redact_json(payload, limit, size)
+    text, cut = redact_json(payload, limit)
     return text, int(cut)
 
 
@@ -97,7 +96,7 @@ class RowText:
 
 
 def row_text(event: AuditEvent) -> RowText:
-    payload, cut = payload_text(event.payload, event.payload_limit, event.size)
+    payload, cut = payload_text(event.payload, event.payload_limit)
     detail = redact_json(event.detail, DETAIL_LIMIT)[0] if event.detail else None
     reason = redact_text(event.reason) if event.reason else event.reason
     return RowText(payload, cut, detail, reason)

@@ -168,50 +168,6 @@ def is_secret_key(name: str) -> bool:
     return bool(SECRET_KEY.search(name)) and not NOT_SECRET_KEY.search(name)
 
 
-# Every match of SECRET_KEY holds one of these words (each alternative names one, in ASCII
-# letters). `re.IGNORECASE` also lets a few non-ASCII letters match them (`ſ` for s, `ı` and `İ`
-# for i, the Kelvin sign for k): `_keys_plain` answers only for ASCII text.
-_KEY_WORDS = ("pass", "pwd", "secret", "token", "api", "auth", "cookie", "credential",
-              "private", "access", "session", "pat")
-_KEY_WORD_HITS = 64  # past this many occurrences in values, the walk is cheaper than the test
-
-
-def _keys_plain(text: str) -> bool:
-    """Is `text` (a JSON value as orjson writes it: compact, letters never escaped) ASCII with
-    none of `_KEY_WORDS` inside a key? Then no key is token-like and `shape` would copy the
-    value unchanged (when no string is long enough to cut). Each occurrence is followed to
-    the closing quote of its string: a key's is followed by `:`, a value's never is."""
-    if not text.isascii():
-        return False
-    low = text.lower()
-    hits = 0
-    for word in _KEY_WORDS:
-        at = low.find(word)
-        while at >= 0:
-            hits += 1
-            if hits > _KEY_WORD_HITS:
-                return False
-            end = _string_end(text, at + len(word))
-            if end < 0 or text[end + 1 : end + 2] == ":":
-                return False
-            at = low.find(word, at + 1)
-    return True
-
-
-def _string_end(text: str, at: int) -> int:
-    """The first quote from `at` that no backslash escapes (-1: none)."""
-    while True:
-        quote = text.find('"', at)
-        if quote < 0:
-            return -1
-        before = quote
-        while before > 0 and text[before - 1] == "\\":
-            before -= 1
-        if (quote - before) % 2 == 0:
-            return quote
-        at = quote + 1
-
-
 def _replace(kind: str, match: re.Match[str]) -> str:
     text = match.group(0)
     if kind in _NEEDS_DIGIT and not _looks_like_credential(kind, match):
@@ -322,21 +278,10 @@ def _by_key(obj: Any, on_string: Callable[[str], str]) -> Any:
     return obj
 
 
-def redact_json(obj: Any, limit: int, size: int = 0) -> tuple[str, bool]:
+def redact_json(obj: Any, limit: int) -> tuple[str, bool]:
     """The stored text of a JSON value: masked by key, serialised, then one redaction pass.
-    Returns the text (at most `limit` characters) and whether it was cut. `size`: the length
-    of the frame it was read from, when known (a long one goes straight to `shape`).
-
-    A value whose text is short enough that no string in it is cut, and whose keys hold none
-    of the secret-key words (`_keys_plain`), is the same text unshaped: serialised once."""
-    text = ""
-    if size <= limit + CUT_MARGIN:
-        try:
-            text = orjson.dumps(obj, default=str).decode()
-        except TypeError:  # e.g. an integer past 64 bits, which shape may mask: its way
-            text = ""
-    if not text or len(text) > limit + CUT_MARGIN or not _keys_plain(text):
-        text = orjson.dumps(shape(obj, limit), default=str).decode()
+    Returns the text (at most `limit` characters) and whether it was cut."""
+    text = orjson.dumps(shape(obj, limit), default=str).decode()
     if len(text) > limit + CUT_MARGIN:
         text = text[: limit + CUT_MARGIN]
     text = redact_text(text)

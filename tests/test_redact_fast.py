@@ -1,11 +1,9 @@
-"""The audit row's fast paths (session 10) against the old redaction (tests/reference_redact.py):
-a value serialised once when no key can be token-like (`_keys_plain`), short texts answered
-from a memo. Same stored text, byte for byte, on payloads, hostile keys and generated values."""
+"""The audit row's redaction memo (session 10) against the old redaction
+(tests/reference_redact.py): short texts (a reason, a detail's JSON) answered from a memo. Same
+stored text, byte for byte, on payloads, hostile keys and generated values."""
 
 from __future__ import annotations
 
-import re
-import sys
 from typing import Any
 
 import orjson
@@ -15,14 +13,7 @@ from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
 from proxy.audit import PAYLOAD_LIMIT, AuditEvent, row_text
-from proxy.redact import (
-    _KEY_WORDS,
-    MEMO_LONGEST,
-    SECRET_KEY,
-    _keys_plain,
-    redact_json,
-    redact_text,
-)
+from proxy.redact import MEMO_LONGEST, redact_json, redact_text
 from tests.reference_redact import reference_redact_json, reference_redact_text, reference_row_text
 
 GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -60,56 +51,11 @@ HOSTILE_KEYS = [
 ]
 
 
-def _keys(obj: object) -> list[str]:
-    out: list[str] = []
-    stack = [obj]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            out += [str(k) for k in node]
-            stack += list(node.values())
-        elif isinstance(node, list):
-            stack += node
-    return out
-
-
-def test_every_secret_key_alternative_holds_a_key_word() -> None:
-    # Each top-level alternative of SECRET_KEY names one of the words in ASCII letters.
-    body = SECRET_KEY.pattern[1:-1]
-    depth, start, parts = 0, 0, []
-    for i, ch in enumerate(body):
-        depth += ch == "(" and body[i - 1 : i] != "\\"
-        depth -= ch == ")" and body[i - 1 : i] != "\\"
-        if ch == "|" and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    assert len(parts) > 15
-    for part in parts:
-        letters = re.sub(r"\(\?<?[!=][^)]*\)|\\b|\[[^]]*\]\??|[()?:|]", "", part)
-        assert any(word in letters.lower() for word in _KEY_WORDS), part
-
-
 @pytest.mark.parametrize("key", HOSTILE_KEYS)
 def test_hostile_keys(key: str) -> None:
     value = {"jsonrpc": "2.0", "params": {key: f"value {GH}", "nested": [{key: 12345}]}}
     for limit in (40, 200, PAYLOAD_LIMIT):
         assert redact_json(value, limit) == reference_redact_json(value, limit)
-    if SECRET_KEY.search(key):
-        assert not _keys_plain(orjson.dumps(value).decode())
-
-
-def test_every_character_the_regex_folds_into_a_key_word() -> None:
-    # Any character a key word's letter matches under re.IGNORECASE, put in its place.
-    for word in _KEY_WORDS:
-        for i, letter in enumerate(word):
-            pattern = re.compile(letter, re.IGNORECASE)
-            for code in range(sys.maxunicode + 1):
-                ch = chr(code)
-                if ch.lower() == letter or not pattern.fullmatch(ch):
-                    continue
-                key = word[:i] + ch + word[i + 1 :]
-                assert not _keys_plain(orjson.dumps({key: 1}).decode()), key
 
 
 def test_a_value_full_of_key_words_is_still_plain_or_shaped_the_same() -> None:
@@ -149,7 +95,7 @@ def test_payload_rows(kind: str, size: int) -> None:
             detail={"layers": ["heuristics"]},
         ),
         AuditEvent("s2c", "response", method="tools/call", payload=result),
-        AuditEvent("s2c", "response", payload=result, size=10),  # a size that under-tells
+        AuditEvent("s2c", "response", payload=result, size=10),
         AuditEvent("c2s", "request", payload=orjson.dumps(request)),
     ):
         assert row_text(event) == reference_row_text(event)
@@ -192,15 +138,6 @@ _JSON = st.recursive(
 @given(_JSON, st.sampled_from([20, 64, 300, PAYLOAD_LIMIT]))
 def test_generated_values(value: object, limit: int) -> None:
     assert _outcome(redact_json, value, limit) == _outcome(reference_redact_json, value, limit)
-    assert _outcome(redact_json, value, limit, 10**9) == _outcome(
-        reference_redact_json, value, limit
-    )
-    try:
-        text = orjson.dumps(value, default=str).decode()
-    except TypeError:
-        return
-    if _keys_plain(text):
-        assert not any(SECRET_KEY.search(key) for key in _keys(value))
 
 
 def _outcome(fn: Any, *args: Any) -> object:
