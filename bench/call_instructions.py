@@ -361,6 +361,8 @@ def main() -> int:
                         help="with --steps relay: calls per kind through the path first")
     parser.add_argument("--only", action="store_true",
                         help="with --steps relay: the whole path only, not each step")
+    parser.add_argument("--relay-steps", default="", metavar="STEP,...",
+                        help="with --steps relay: only these of " + ", ".join(RELAY_STEPS))
     args = parser.parse_args()
     roots = {"this": ROOT}
     for spec in args.base:
@@ -385,6 +387,8 @@ def main() -> int:
 
 def _relay_table(args: argparse.Namespace, roots: dict[str, Path], kinds: int) -> int:
     steps = RELAY_STEPS[:1] if args.only else RELAY_STEPS
+    if args.relay_steps:
+        steps = tuple(s for s in RELAY_STEPS if s in args.relay_steps.split(","))
     names = {"relay": "whole path", "relay:decide": "  engine decision",
              "relay:taint": "  taint step", "relay:rows": "  audit row text",
              "relay:write": "  audit SQL"}
@@ -400,7 +404,7 @@ def _relay_table(args: argparse.Namespace, roots: dict[str, Path], kinds: int) -
                 got.setdefault(step, {})[name] = (some - none) / (args.calls * kinds) / 1e6
             print(f"  {names[step]:<22}" + "".join(f"{got[step][n]:9.3f}" for n in roots),
                   flush=True)
-        if not args.only:
+        if steps == RELAY_STEPS:
             rest = {n: got["relay"][n] - sum(got[s][n] for s in steps[1:]) for n in roots}
             print(f"  {'  the rest (relay)':<22}" + "".join(f"{rest[n]:9.3f}" for n in roots))
     return 0
