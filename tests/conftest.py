@@ -38,3 +38,19 @@ def approvers() -> Iterator[list[Approver]]:
     yield started
     for approver in started:
         approver.stop()
+
+
+@pytest.fixture(params=["c", "python"])
+def scorer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each scorer test on both paths: the C scorer (where built) and the Python one."""
+    from proxy.detector import native
+    from proxy.detector.model import shipped_model
+
+    if request.param == "c":
+        if native.load() is None:
+            pytest.skip("the C extension is not built here")
+        return
+    monkeypatch.setattr(native, "load", lambda: None)  # also for the models a test makes
+    scorer = shipped_model().model._scorer
+    monkeypatch.setattr(scorer, "native", None)
+    monkeypatch.setattr(scorer, "_windows_c", None)

@@ -21,19 +21,6 @@ from tests.reference_scorer import ReferenceModel
 from tests.test_detector_model import ATTACKS, BENIGN
 
 
-@pytest.fixture(params=["c", "python"])
-def scorer_path(request, monkeypatch):
-    """Each scorer test on both paths: the C scorer (where built) and the Python one."""
-    if request.param == "c":
-        if native.load() is None:
-            pytest.skip("the C extension is not built here")
-        return
-    monkeypatch.setattr(native, "load", lambda: None)
-    scorer = shipped_model().model._scorer
-    monkeypatch.setattr(scorer, "native", None)
-    monkeypatch.setattr(scorer, "_windows_c", None)
-
-
 def _one_view_texts() -> list[str]:
     out = [t.casefold() for t in (*ATTACKS.values(), *BENIGN.values())]
     out += [

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.payloads import KINDS, payload
-from proxy.detector import native, normalize, re2spans, scoring
+from proxy.detector import normalize, re2spans, scoring
 from proxy.detector.decode import _URL_RUN, RUN_PATTERNS, decode_chunks
 from proxy.detector.detector import model_views
 from proxy.detector.lexicon import CLASS_OF, CLASSES
@@ -39,19 +39,6 @@ DERIVED_FROM = 1024  # the tests derive views this short too: more cases, same s
 @pytest.fixture(autouse=True)
 def _derive_short_views(monkeypatch):
     monkeypatch.setattr(scoring, "MIN_DERIVED_CHARS", DERIVED_FROM)
-
-
-@pytest.fixture(params=["c", "python"])
-def scorer_path(request, monkeypatch):
-    """Each scorer test on both paths: the C scorer (where built) and the Python one."""
-    if request.param == "c":
-        if native.load() is None:
-            pytest.skip("the C extension is not built here")
-        return
-    monkeypatch.setattr(native, "load", lambda: None)  # for the models the test makes
-    scorer = shipped_model().model._scorer
-    monkeypatch.setattr(scorer, "native", None)
-    monkeypatch.setattr(scorer, "_windows_c", None)
 
 
 def _views(text: str) -> tuple[list[str], int | None]:
