@@ -97,6 +97,8 @@ PROSE_SOURCES = ("pypi_package_readmes", "npm_more_package_docs")
 # More code (session 10): JavaScript/TypeScript of bench/training-npm-docs.lock's packages;
 # linear-4 flagged held-out npm JavaScript 2.53 % against linear-1's 0.94 %.
 MORE_CODE_SOURCES = ("npm_more_package_source",)
+# Everything session 10's variants read: linear-5 and linear-6.
+WITH_MORE_CODE = BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -181,24 +183,24 @@ VARIANTS: dict[str, Variant] = {
     # Session 10, written down (docs/detector.md) before any held-out figure of theirs.
     "z0_more_code": Variant(
         "x0 + 3,000 JavaScript/TypeScript files of more npm packages",
-        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        WITH_MORE_CODE,
         per_source_fp=True,
     ),
     "z1_hard_negatives": Variant(
         "z0, each benign document's best window trained again",
-        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        WITH_MORE_CODE,
         per_source_fp=True,
         hard_negatives=3.0,
     ),
     # Session 10, second round, written down (docs/detector.md) before any run of theirs.
     "z2_code_by_kind": Variant(
         "z0, thresholds no one text can set (by_kind_fp)",
-        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        WITH_MORE_CODE,
         by_kind_fp=True,
     ),
     "z3_hard_by_kind": Variant(
         "z1, thresholds no one text can set (by_kind_fp)",
-        BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES,
+        WITH_MORE_CODE,
         by_kind_fp=True,
         hard_negatives=3.0,
     ),
@@ -640,11 +642,7 @@ def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Mean recall over the injection folds and mean false positives over the benign folds
     that every variant has (the base sources, and the npm and prose sources where a variant
     has them)."""
-    common = [
-        folds[n]
-        for n in BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES
-        if n in folds
-    ]
+    common = [folds[n] for n in WITH_MORE_CODE if n in folds]
     pos = [r["recall"] for r in common if r["label"]]
     neg = [r["fp"] for r in common if not r["label"]]
     return {"mean_recall": sum(pos) / len(pos), "mean_fp": sum(neg) / len(neg)}

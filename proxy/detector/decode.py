@@ -23,6 +23,8 @@ _HEX_SEPARATED = (
     ("\\x", re.compile(r"(?:\\x[0-9A-Fa-f]{2}){6,}")),
     ("0x", re.compile(r"(?:0x[0-9A-Fa-f]{2}[, ]{0,2}){6,}")),
 )
+# decode_chunks names these two markers by position.
+assert [marker for marker, _ in _HEX_SEPARATED] == ["\\x", "0x"]
 _HEX_SPACED_PATTERN = r"\b[0-9A-Fa-f]{2}(?:[ :][0-9A-Fa-f]{2}){7,}\b"
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 # Two or more escapes, written to start with the literal "%": the regex engine then skips to
@@ -204,7 +206,7 @@ def decode_chunks(
                 found_chunks.append(("hex", decoded))
         if len(seen) % 256 == 0 and expired():
             return found_chunks
-    markers = [index for index, here in enumerate((escaped, prefixed)) if here]
+    markers = [index for index, here in enumerate((escaped, prefixed)) if here]  # _HEX_SEPARATED
     if markers or runs:
         data = data or text.encode("utf-8", "surrogatepass")
     hex_candidates = [

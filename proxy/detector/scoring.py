@@ -130,7 +130,7 @@ class Scorer:
         keep = keep and len(toks) > _SHORT
         assert self.native is not None
         found: Any = self.native.score(toks, keep)
-        best = found[0] if found[0] is not None else windows(found[1], self.span)
+        best = self._native_best(found)
         if not keep:
             return Run(toks, best, contrib=found[1], derivable=False)
         _best, contrib, unigram, pairs, classes, skipped_u, skipped_b, skipped_c = found
@@ -139,9 +139,13 @@ class Scorer:
     def best(self, toks: list[str]) -> Best:
         """`full(toks, keep=False).best`, without the Run: a text scored alone (one view)."""
         if toks and self.native is not None:
-            found: Any = self.native.score(toks, False)
-            return found[0] if found[0] is not None else windows(found[1], self.span)
+            return self._native_best(self.native.score(toks, False))
         return self.full(toks, False).best
+
+    def _native_best(self, found: Any) -> Best:
+        """The best window of what the C scorer returned (its own, or from the contributions
+        where it left that to Python)."""
+        return found[0] if found[0] is not None else windows(found[1], self.span)
 
     # --- the scorer ---------------------------------------------------------------------
 
