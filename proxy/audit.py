@@ -68,6 +68,25 @@ _STOP = object()
 _EVENTS = re.compile(r"\bevents\b", re.IGNORECASE)
 
 
+def _merge_runs(statements: list[Statement]) -> list[Statement]:
+    """A run of many-row statements of the same SQL as one executemany (a call's taint rows
+    were a statement each); everything else as it is, in order."""
+    out: list[Statement] = []
+    run: list[Any] | None = None  # the params of out[-1], when made here
+    for statement in statements:
+        last = out[-1] if out else None
+        if (last is not None and last.sql == statement.sql and isinstance(last.params, list)
+                and isinstance(statement.params, list)):
+            if run is None:
+                run = list(last.params)
+                out[-1] = Statement(last.sql, run)
+            run.extend(statement.params)
+        else:
+            out.append(statement)
+            run = None
+    return out
+
+
 def _names_events(sql: str) -> bool:
     """Does a statement touch the `events` table (an ask step's row, a read of it)? Any
     mention counts, so a statement is only moved when it surely does not."""
@@ -260,7 +279,8 @@ class AuditWriter:
 
     def _rows(self, batch: list[Any]) -> list[Step]:
         """Turn a batch into steps: the events between two statements on `events` share one
-        step, and the other statements queued among them run after it, in their order.
+        step, and the other statements queued among them run after it, in their order (a run
+        of many-row statements of one SQL, such as consecutive calls' taint rows, as one).
 
         An echo call queues its request, its result and its taint rows: kept in that order,
         each call's two rows were an INSERT of their own, and every INSERT on `events` copies
@@ -278,7 +298,7 @@ class AuditWriter:
                 if rows:
                     steps.append(EventRows(rows))
                     rows = []
-                steps += others
+                steps += _merge_runs(others)
                 others = []
                 steps.append(item)
                 continue
@@ -307,7 +327,7 @@ class AuditWriter:
             )
         if rows:
             steps.append(EventRows(rows))
-        steps += others
+        steps += _merge_runs(others)
         return steps
 
     async def _flush(self, batch: list[Any]) -> None:

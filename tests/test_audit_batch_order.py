@@ -114,7 +114,18 @@ def test_an_echo_batch_is_one_insert_of_events_then_the_taint_rows() -> None:
         queue.append(Statement("INSERT INTO taint (value) VALUES (?)", [(f"v{i}",)]))
     steps = writer()._rows(queue)
     assert isinstance(steps[0], EventRows) and len(steps[0].rows) == 60
-    assert [s.params for s in steps[1:]] == [[(f"v{i}",)] for i in range(30)]  # type: ignore[union-attr]
+    # The taint statements, one executemany.
+    assert steps[1:] == [Statement("INSERT INTO taint (value) VALUES (?)",
+                                   [(f"v{i}",) for i in range(30)])]
+
+
+def test_only_runs_of_one_many_row_statement_are_merged() -> None:
+    taint, hot = "INSERT INTO taint (value) VALUES (?)", "INSERT INTO hot_results (text) VALUES (?)"
+    queue: list[Any] = [Statement(taint, [("a",)]), Statement(taint, [("b",), ("c",)]),
+                        Statement(hot, ("x",)), Statement(hot, ("y",)), Statement(taint, [("d",)])]
+    assert writer()._rows(queue) == [Statement(taint, [("a",), ("b",), ("c",)]),
+                                     Statement(hot, ("x",)), Statement(hot, ("y",)),
+                                     Statement(taint, [("d",)])]
 
 
 def test_a_statement_on_events_keeps_its_place() -> None:
