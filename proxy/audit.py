@@ -4,7 +4,9 @@ The relay hands over events with `put()` (never blocks while the queue has room;
 full the caller awaits, so nothing is dropped). A background task waits for the first item,
 gathers whatever else arrives within `window` seconds, and writes the batch in one transaction.
 A crash loses at most the batch being gathered. Other statements (sessions, taint, pins, trust)
-go through the same queue with `execute()` so their order with events is kept.
+go through the same queue with `execute()` and are written in the same transaction as the
+events queued with them: a statement on `events` (an ask step's row) in its place among them,
+the others in their own order after the event rows around them (see `_rows`).
 
 The History search index is filled here too, off the write path (proxy.store.fts_index), one
 chunk per transaction: once the queue has stayed empty for `index_idle` seconds, and, when the
