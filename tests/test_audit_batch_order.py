@@ -7,6 +7,7 @@ outcome triggers' columns included)."""
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,23 @@ def test_a_statement_on_events_keeps_its_place() -> None:
     queue.append(AuditEvent("gw", "decision", "tools/call", "1", "t", ts=1.2))
     kinds = [type(s).__name__ for s in writer()._rows(queue)]
     assert kinds == ["EventRows", "Statement", "EventRows"]
+
+
+def test_the_schema_keeps_what_regrouping_relies_on(tmp_path: Path) -> None:
+    """`_rows` moves statements on other tables past event rows. That leaves the same database
+    only while no other table has a trigger and `events`' triggers touch no table the audit
+    queue writes: a schema change that breaks this must fail here, not reorder history."""
+    db = _open(tmp_path / "schema.db")
+    triggers = db.execute(
+        "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"
+    ).fetchall()
+    assert triggers
+    # Every table the queue's statements may write: all but `events`, its search index's
+    # tables and the indexer's progress (written by the indexer in its own transactions).
+    queued = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+              if not name.startswith("events") and name != "fts_progress"}
+    assert {"taint", "sessions", "pins", "hot_results", "trust"} <= queued
+    for table, sql in triggers:
+        assert table == "events", sql
+        named = {w.lower() for w in re.findall(r"[A-Za-z_]+", sql)}
+        assert not named & queued, sql
