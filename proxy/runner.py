@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -219,6 +220,8 @@ async def _load_components(
         asker = install(relay, opts.db_path, settings, engine=engine, write=write, app_link=link)
         gate.ready(engine, detector, asker=asker)
         await asyncio.to_thread(_housekeeping, opts.db_path, settings.retention_days)
+        # What is loaded now lives as long as the proxy: out of the collector's full passes.
+        gc.freeze()
         return
     log.error("%s. Every tool call is denied until this is fixed.", message)
     gate.ready(broken=f"Gatewatch {message}")
