@@ -55,6 +55,9 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 KIND_MIN = round(1 / WARN_FP)  # 200: the fewest texts of which 0.5 % lets one lie above
+# When no variant reaches WARN_FP: mean false positives this close to the lowest are a tie
+# (linear-6 was picked by 0.0015 points over 7.4 points more recall), broken by recall.
+FP_TIE = 0.001
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
@@ -204,11 +207,26 @@ VARIANTS: dict[str, Variant] = {
         by_kind_fp=True,
         hard_negatives=3.0,
     ),
+    # Session 12, written down (docs/detector.md) before any run of theirs: spread linear-6's
+    # saturated scores (benign READMEs at 0.9999+) with a stronger L2 penalty, and fewer epochs.
+    "z4_l2_by_kind": Variant(
+        "z2, L2 1e-3",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        l2=1e-3,
+    ),
+    "z5_l2_short": Variant(
+        "z4, 3 epochs",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        l2=1e-3,
+        epochs=3,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
-ROUND = ("z2_code_by_kind", "z3_hard_by_kind")
+ROUND = ("z4_l2_by_kind", "z5_l2_short")
 # The recipe this script builds: session 10's second cross-validation winner (linear-6; neither
 # variant reached 0.5 % mean false positives, so the rule took the lower mean: 2.3035 % against
 # 2.3050 %, a near-tie). (Session 10's first, z1_hard_negatives, linear-5, session 9's,
@@ -650,12 +668,15 @@ def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
 
 def choose(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     """The rule fixed before any held-out figure: the highest mean recall among the variants
-    with a mean false-positive rate of at most WARN_FP, else the lowest mean false positives."""
+    with a mean false-positive rate of at most WARN_FP; if none is, the highest mean recall
+    among those within FP_TIE of the lowest mean false positives."""
     means = {name: summary(folds) for name, folds in results.items()}
     ok = [n for n, m in means.items() if m["mean_fp"] <= WARN_FP]
-    if ok:
-        return max(ok, key=lambda n: (means[n]["mean_recall"], -means[n]["mean_fp"]))
-    return min(means, key=lambda n: means[n]["mean_fp"])
+    if not ok:
+        lowest = min(m["mean_fp"] for m in means.values())
+        # rounded so that a difference of exactly FP_TIE counts as within it
+        ok = [n for n, m in means.items() if round(m["mean_fp"] - lowest, 9) <= FP_TIE]
+    return max(ok, key=lambda n: (means[n]["mean_recall"], -means[n]["mean_fp"]))
 
 
 def cv_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:

@@ -310,6 +310,10 @@ def test_the_selection_rule_prefers_recall_within_the_false_positive_target():
 
     assert choose({"a": folds(0.9, 0.004), "b": folds(0.95, 0.006), "c": folds(0.8, 0.0)}) == "a"
     assert choose({"a": folds(0.9, 0.02), "b": folds(0.95, 0.01)}) == "b"
+    # none under 0.5 %: within 0.1 points of the lowest is a tie, and recall breaks it
+    assert choose({"a": folds(0.56, 0.023035), "b": folds(0.64, 0.023050)}) == "b"
+    assert choose({"a": folds(0.56, 0.020), "b": folds(0.64, 0.030), "c": folds(0.6, 0.021)}) == "c"
+    assert choose({"a": folds(0.56, 0.020), "b": folds(0.64, 0.0215)}) == "a"
 
 
 def _corpora():
