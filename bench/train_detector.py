@@ -58,6 +58,9 @@ KIND_MIN = round(1 / WARN_FP)  # 200: the fewest texts of which 0.5 % lets one l
 # When no variant reaches WARN_FP: mean false positives this close to the lowest are a tie
 # (linear-6 was picked by 0.0015 points over 7.4 points more recall), broken by recall.
 FP_TIE = 0.001
+# The highest capless threshold's logit: sigmoid(30) = 1 - 9.4e-14, still apart from 1.0 in
+# double, and within the scorer's clamp of +-60.
+CAP_LOGIT = 30.0
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
@@ -138,6 +141,10 @@ class Variant:
     # it); smaller ones are pooled by kind (PROSE_KIND or not), a pool capping when it has as
     # many. Replaces per_source_fp's rule.
     by_kind_fp: bool = False
+    # Session 12, linear-8: thresholds in logit space (1e-3 steps, capped at logit CAP_LOGIT),
+    # not probabilities rounded up to 1e-5 and capped at 0.99999, which saturated scores of
+    # benign validation texts lie above (linear-5 to linear-7 all had thresholds at the cap).
+    capless: bool = False
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -223,11 +230,27 @@ VARIANTS: dict[str, Variant] = {
         l2=1e-3,
         epochs=3,
     ),
+    # Session 12, linear-8, written down (docs/detector.md) before any run of theirs: the
+    # thresholds of z5 and z2 where their saturated benign validation scores lie.
+    "z6_l2_short_capless": Variant(
+        "z5, thresholds in logit space (capless)",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        l2=1e-3,
+        epochs=3,
+        capless=True,
+    ),
+    "z7_code_by_kind_capless": Variant(
+        "z2, thresholds in logit space (capless)",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        capless=True,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again).
-ROUND = ("z4_l2_by_kind", "z5_l2_short")
+ROUND = ("z6_l2_short_capless", "z7_code_by_kind_capless")
 # The recipe this script builds: session 12's cross-validation winner (linear-7; neither variant
 # reached 0.5 % mean false positives; z5_l2_short had the lower mean, 3.36 % against z4's 3.44 %,
 # and the higher recall, 56.7 % against 47.7 %). (Session 10's second, z3_hard_by_kind,
@@ -489,12 +512,28 @@ class Trainer:
             print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
 
 
-def threshold_for(scores: list[float], fp_rate: float) -> float:
-    """The lowest probability that flags at most `fp_rate` of these benign scores."""
+def sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def threshold_for(scores: list[float], fp_rate: float, capless: bool = False) -> float:
+    """The lowest probability that flags at most `fp_rate` of these benign scores: rounded up
+    to 1e-5 and capped at 0.99999 (the variants before linear-8), or with `capless` rounded up
+    to 1e-3 in logit space and capped at logit CAP_LOGIT."""
     ordered = sorted(scores, reverse=True)
     allowed = int(fp_rate * len(ordered))
     above = ordered[allowed] if allowed < len(ordered) else 0.0
-    return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
+    if not capless:
+        return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
+    if above < 0.5:
+        return 0.5
+    if above >= 1.0:  # 1.0 in double: the logit is past anything a threshold can resolve
+        return sigmoid(CAP_LOGIT)
+    step = math.ceil(math.log(above / (1.0 - above)) * 1000) / 1000
+    # strictly above the quantile text, as the old rule's + 1e-9 (and past float rounding)
+    while sigmoid(step) <= above and step < CAP_LOGIT:
+        step = round(step + 0.001, 3)
+    return sigmoid(min(CAP_LOGIT, step))
 
 
 def warn_threshold(val_neg: dict[str, list[float]], variant: Variant) -> float:
@@ -517,7 +556,7 @@ def warn_threshold(val_neg: dict[str, list[float]], variant: Variant) -> float:
             ]
             if len(pool) >= KIND_MIN:
                 groups.append(pool)
-    return max(threshold_for(scores, WARN_FP) for scores in groups)
+    return max(threshold_for(scores, WARN_FP, variant.capless) for scores in groups)
 
 
 def fit(
@@ -563,7 +602,7 @@ def fit(
                 val_neg.setdefault(s.source, []).append(p)
     pooled = [p for scores in val_neg.values() for p in scores]
     warn = warn_threshold(val_neg, variant)
-    block = max(warn, threshold_for(pooled, BLOCK_FP))
+    block = max(warn, threshold_for(pooled, BLOCK_FP, variant.capless))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
         "samples": Counter(
