@@ -55,16 +55,23 @@ BLOCK_FP = 0.003  # validation false-positive rate allowed at the block threshol
 WARN_FP = 0.005
 PER_SOURCE_MIN = 20  # validation texts a benign source needs for its own cap
 KIND_MIN = round(1 / WARN_FP)  # 200: the fewest texts of which 0.5 % lets one lie above
+# When no variant reaches WARN_FP: mean false positives this close to the lowest are a tie
+# (linear-6 was picked by 0.0015 points over 7.4 points more recall), broken by recall.
+FP_TIE = 0.001
+# The highest capless threshold's logit: sigmoid(30) = 1 - 9.4e-14, still apart from 1.0 in
+# double, and within the scorer's clamp of +-60.
+CAP_LOGIT = 30.0
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
-# linear-5's recipe with thresholds no single validation text sets (by_kind_fp)
-VERSION = "linear-6"
+# linear-5's recipe with thresholds no single validation text sets (by_kind_fp); linear-7:
+# z2's data and thresholds, L2 1e-3, 3 epochs; linear-8: z2's recipe with capless thresholds
+VERSION = "linear-8"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
 # pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose; linear-5 with
-# more code and hard negatives) raised
+# more code and hard negatives; linear-6 with by_kind_fp; linear-7 with L2 1e-3) raised
 # held-out false positives past the rule fixed before each was evaluated (docs/detector.md), so
 # the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and drop
 # this default.
@@ -134,6 +141,10 @@ class Variant:
     # it); smaller ones are pooled by kind (PROSE_KIND or not), a pool capping when it has as
     # many. Replaces per_source_fp's rule.
     by_kind_fp: bool = False
+    # Session 12, linear-8: thresholds in logit space (1e-3 steps, capped at logit CAP_LOGIT),
+    # not probabilities rounded up to 1e-5 and capped at 0.99999, which saturated scores of
+    # benign validation texts lie above (linear-5 to linear-7 all had thresholds at the cap).
+    capless: bool = False
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -204,18 +215,51 @@ VARIANTS: dict[str, Variant] = {
         by_kind_fp=True,
         hard_negatives=3.0,
     ),
+    # Session 12, written down (docs/detector.md) before any run of theirs: spread linear-6's
+    # saturated scores (benign READMEs at 0.9999+) with a stronger L2 penalty, and fewer epochs.
+    "z4_l2_by_kind": Variant(
+        "z2, L2 1e-3",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        l2=1e-3,
+    ),
+    "z5_l2_short": Variant(
+        "z4, 3 epochs",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        l2=1e-3,
+        epochs=3,
+    ),
+    # Session 12, linear-8, written down (docs/detector.md) before any run of theirs: the
+    # thresholds of z5 and z2 where their saturated benign validation scores lie.
+    "z6_l2_short_capless": Variant(
+        "z5, thresholds in logit space (capless)",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        l2=1e-3,
+        epochs=3,
+        capless=True,
+    ),
+    "z7_code_by_kind_capless": Variant(
+        "z2, thresholds in logit space (capless)",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        capless=True,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
-# held-out split before and are not candidates again).
-ROUND = ("z2_code_by_kind", "z3_hard_by_kind")
-# The recipe this script builds: session 10's second cross-validation winner (linear-6; neither
-# variant reached 0.5 % mean false positives, so the rule took the lower mean: 2.3035 % against
-# 2.3050 %, a near-tie). (Session 10's first, z1_hard_negatives, linear-5, session 9's,
-# x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2,
-# failed the ship rule on the held-out split; v0_shipped pinned, linear-2, flagged more
-# documentation.)
-SHIPPED = "z3_hard_by_kind"
+# held-out split before and are not candidates again; this round's two reuse z5's and z2's
+# weights recipes, with thresholds in logit space).
+ROUND = ("z6_l2_short_capless", "z7_code_by_kind_capless")
+# The recipe this script builds: session 12's second cross-validation winner (linear-8; neither
+# variant reached 0.5 % mean false positives; z7_code_by_kind_capless had the lower mean, 2.30 %
+# against z6's 2.75 %, not within FP_TIE). (Session 12's first, z5_l2_short, linear-7,
+# session 10's second, z3_hard_by_kind,
+# linear-6, its first, z1_hard_negatives, linear-5, session 9's, x1_prose_by_kind, linear-4,
+# session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on the
+# held-out split; v0_shipped pinned, linear-2, flagged more documentation.)
+SHIPPED = "z7_code_by_kind_capless"
 
 
 @dataclass
@@ -470,12 +514,28 @@ class Trainer:
             print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
 
 
-def threshold_for(scores: list[float], fp_rate: float) -> float:
-    """The lowest probability that flags at most `fp_rate` of these benign scores."""
+def sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-logit))
+
+
+def threshold_for(scores: list[float], fp_rate: float, capless: bool = False) -> float:
+    """The lowest probability that flags at most `fp_rate` of these benign scores: rounded up
+    to 1e-5 and capped at 0.99999 (the variants before linear-8), or with `capless` rounded up
+    to 1e-3 in logit space and capped at logit CAP_LOGIT."""
     ordered = sorted(scores, reverse=True)
     allowed = int(fp_rate * len(ordered))
     above = ordered[allowed] if allowed < len(ordered) else 0.0
-    return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
+    if not capless:
+        return min(0.99999, max(0.5, math.ceil(above * 1e5 + 1e-9) / 1e5))
+    if above < 0.5:
+        return 0.5
+    if above >= 1.0:  # 1.0 in double: the logit is past anything a threshold can resolve
+        return sigmoid(CAP_LOGIT)
+    step = math.ceil(math.log(above / (1.0 - above)) * 1000) / 1000
+    # strictly above the quantile text, as the old rule's + 1e-9 (and past float rounding)
+    while sigmoid(step) <= above and step < CAP_LOGIT:
+        step = round(step + 0.001, 3)
+    return sigmoid(min(CAP_LOGIT, step))
 
 
 def warn_threshold(val_neg: dict[str, list[float]], variant: Variant) -> float:
@@ -498,7 +558,7 @@ def warn_threshold(val_neg: dict[str, list[float]], variant: Variant) -> float:
             ]
             if len(pool) >= KIND_MIN:
                 groups.append(pool)
-    return max(threshold_for(scores, WARN_FP) for scores in groups)
+    return max(threshold_for(scores, WARN_FP, variant.capless) for scores in groups)
 
 
 def fit(
@@ -544,7 +604,7 @@ def fit(
                 val_neg.setdefault(s.source, []).append(p)
     pooled = [p for scores in val_neg.values() for p in scores]
     warn = warn_threshold(val_neg, variant)
-    block = max(warn, threshold_for(pooled, BLOCK_FP))
+    block = max(warn, threshold_for(pooled, BLOCK_FP, variant.capless))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
         "samples": Counter(
@@ -650,12 +710,15 @@ def summary(folds: dict[str, dict[str, Any]]) -> dict[str, float]:
 
 def choose(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     """The rule fixed before any held-out figure: the highest mean recall among the variants
-    with a mean false-positive rate of at most WARN_FP, else the lowest mean false positives."""
+    with a mean false-positive rate of at most WARN_FP; if none is, the highest mean recall
+    among those within FP_TIE of the lowest mean false positives."""
     means = {name: summary(folds) for name, folds in results.items()}
     ok = [n for n, m in means.items() if m["mean_fp"] <= WARN_FP]
-    if ok:
-        return max(ok, key=lambda n: (means[n]["mean_recall"], -means[n]["mean_fp"]))
-    return min(means, key=lambda n: means[n]["mean_fp"])
+    if not ok:
+        lowest = min(m["mean_fp"] for m in means.values())
+        # rounded so that a difference of exactly FP_TIE counts as within it
+        ok = [n for n, m in means.items() if round(m["mean_fp"] - lowest, 9) <= FP_TIE]
+    return max(ok, key=lambda n: (means[n]["mean_recall"], -means[n]["mean_fp"]))
 
 
 def cv_table(results: dict[str, dict[str, dict[str, Any]]]) -> str:

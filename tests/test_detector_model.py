@@ -299,6 +299,37 @@ def test_no_single_validation_text_sets_the_warn_threshold():
     assert trainer.warn_threshold({"docs": [0.7] * 10}, new) == 0.70001
 
 
+def test_capless_thresholds_tell_saturated_benign_scores_apart():
+    # linear-5 to linear-7: benign validation scores above 0.99999 put the threshold at the
+    # old cap, flagging more than WARN_FP of the texts. In logit space they are told apart.
+    trainer = _trainer()
+    old = trainer.Variant("t", by_kind_fp=True)
+    new = trainer.Variant("t", by_kind_fp=True, capless=True)
+    saturated = {"python_source": [trainer.sigmoid(x / 10) for x in range(100, 300)]}
+    assert trainer.warn_threshold(saturated, old) == 0.99999
+    threshold = trainer.warn_threshold(saturated, new)
+    flagged = [p for p in saturated["python_source"] if p >= threshold]
+    assert len(flagged) == 1  # one of 200 texts, as WARN_FP allows
+    # the highest threshold is still below 1.0, so a score of 1.0 is flagged
+    assert trainer.threshold_for([1.0] * 10, trainer.WARN_FP, capless=True) < 1.0
+
+
+def test_the_scorer_compares_probabilities_past_the_old_cap():
+    # A capless threshold of sigmoid(20) (1 - 2e-9): the scorer's probability (the window
+    # sums in C where built, the sigmoid in double) flags a text at logit 21, not one at 19.
+    from proxy.detector.model import LinearModel
+
+    trainer = _trainer()
+    limit = trainer.sigmoid(20.0)
+    model = LinearModel({
+        "format": 1, "version": "t", "window": 32, "bias": 20.0,
+        "block_threshold": limit, "warn_threshold": limit,
+        "weights": {"u:alpha": 1.0, "u:omega": -1.0},
+    })
+    assert model.score(["alpha beta"], []).label == "injection"
+    assert model.score(["omega beta"], []).label == "benign"
+
+
 def test_the_selection_rule_prefers_recall_within_the_false_positive_target():
     choose = _trainer().choose
 
@@ -310,6 +341,10 @@ def test_the_selection_rule_prefers_recall_within_the_false_positive_target():
 
     assert choose({"a": folds(0.9, 0.004), "b": folds(0.95, 0.006), "c": folds(0.8, 0.0)}) == "a"
     assert choose({"a": folds(0.9, 0.02), "b": folds(0.95, 0.01)}) == "b"
+    # none under 0.5 %: within 0.1 points of the lowest is a tie, and recall breaks it
+    assert choose({"a": folds(0.56, 0.023035), "b": folds(0.64, 0.023050)}) == "b"
+    assert choose({"a": folds(0.56, 0.020), "b": folds(0.64, 0.030), "c": folds(0.6, 0.021)}) == "c"
+    assert choose({"a": folds(0.56, 0.020), "b": folds(0.64, 0.0215)}) == "a"
 
 
 def _corpora():
