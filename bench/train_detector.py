@@ -145,6 +145,9 @@ class Variant:
     # not probabilities rounded up to 1e-5 and capped at 0.99999, which saturated scores of
     # benign validation texts lie above (linear-5 to linear-7 all had thresholds at the cap).
     capless: bool = False
+    # Session 12, linear-9: scales the loss of every injection (label 1) sample, to pull the
+    # saturated benign scores the positives' large step weight pushes to 0.9999+ back down.
+    pos_weight: float = 1.0
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -246,12 +249,28 @@ VARIANTS: dict[str, Variant] = {
         by_kind_fp=True,
         capless=True,
     ),
+    # Session 12, linear-9, written down (docs/detector.md) before any run of theirs: z7 with
+    # the injections' loss scaled down.
+    "z8_pos_half": Variant(
+        "z7, injections' loss x 0.5",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.5,
+    ),
+    "z9_pos_quarter": Variant(
+        "z7, injections' loss x 0.25",
+        WITH_MORE_CODE,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
-# held-out split before and are not candidates again; this round's two reuse z5's and z2's
-# weights recipes, with thresholds in logit space).
-ROUND = ("z6_l2_short_capless", "z7_code_by_kind_capless")
+# held-out split before and are not candidates again; this round's two are z7's recipe with
+# the injections' loss scaled down).
+ROUND = ("z8_pos_half", "z9_pos_quarter")
 # The recipe this script builds: session 12's second cross-validation winner (linear-8; neither
 # variant reached 0.5 % mean false positives; z7_code_by_kind_capless had the lower mean, 2.30 %
 # against z6's 2.75 %, not within FP_TIE). (Session 12's first, z5_l2_short, linear-7,
@@ -499,7 +518,7 @@ class Trainer:
             for i in order:
                 s, windows = fit[i]
                 if s.label:
-                    weight = pos_weight
+                    weight = pos_weight * variant.pos_weight  # x 1.0 is exact: old builds hold
                     if variant.balance:
                         weight *= len(positives) / (len(per_source) * per_source[s.source])
                     self.step(windows[self.best(windows)], 1, weight, lr)
