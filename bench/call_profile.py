@@ -70,6 +70,8 @@ def main() -> int:
     parser.add_argument("--gc", action="store_true",
                         help="no profiler: the garbage collector's passes during the run")
     args = parser.parse_args()
+    if args.gc and args.calls <= WARM:
+        parser.error(f"--gc counts the passes after the first {WARM} calls: give --calls more")
     with tempfile.TemporaryDirectory(prefix="gw-profile-") as tmp:
         env = {**os.environ, "GATEWATCH_HOME": str(Path(tmp) / "home")}
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
