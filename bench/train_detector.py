@@ -469,7 +469,8 @@ def samples_from(
     return samples
 
 
-def _sigmoid(x: float) -> float:
+def sigmoid(x: float) -> float:
+    """The scorer's probability of a logit (clamped to +-60 as proxy.detector.model does)."""
     return 1.0 / (1.0 + math.exp(-max(min(x, 60.0), -60.0)))
 
 
@@ -493,7 +494,7 @@ class Trainer:
 
     def step(self, feats: tuple[int, ...], label: int, weight: float, lr: float) -> None:
         w = self.w
-        g = (_sigmoid(self.bias + sum(w[f] for f in feats)) - label) * weight
+        g = (sigmoid(self.bias + sum(w[f] for f in feats)) - label) * weight
         self.bias -= lr * g
         decay = self.l2
         for f in feats:
@@ -533,10 +534,6 @@ class Trainer:
                             windows[self.best(windows)], 0, weight * variant.hard_negatives, lr
                         )
             print(f"  epoch {epoch + 1}/{variant.epochs}", file=sys.stderr, flush=True)
-
-
-def sigmoid(logit: float) -> float:
-    return 1.0 / (1.0 + math.exp(-logit))
 
 
 def threshold_for(scores: list[float], fp_rate: float, capless: bool = False) -> float:
