@@ -4,9 +4,14 @@ answer must be the same for the first link of a line as for its thousandth."""
 from __future__ import annotations
 
 import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proxy.engine.destinations import destination_kind, normalize_destination, parse
-from proxy.engine.taint import FREE_TEXT, STRUCTURED, sightings
+from proxy.engine.taint import _ADDRESSES, FREE_TEXT, STRUCTURED, sightings
 
 
 def provenance(text: str) -> dict[str, set[str]]:
@@ -107,3 +112,27 @@ def test_a_link_with_a_lone_surrogate_still_names_its_host() -> None:
     assert links and all(seen[v] == {FREE_TEXT} for v in links)
     dest = parse("https://evil.example/x\ud800y")[0]
     assert dest.host == "evil.example" and dest.untrusted
+
+
+# -- linear on hostile lines -------------------------------------------------------------------
+# A `Label: value` line's value is read with the addresses and links taken out. That search
+# was quadratic on a long token without `@`: "Note: https://a.example/x " and 64 KB of one
+# letter held the proxy's loop for 9.5 s (256 KB: 157 s). Each text below would take hours
+# that way; the test's timeout is the guard.
+
+_UNANCHORED = re.compile(r"\S+@\S+|\S+://\S+")  # the old pattern, the oracle for the new one
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="a@:/ \t\n.\u00a0\u2003x", max_size=40))
+def test_the_anchored_address_search_removes_the_same_tokens(text: str) -> None:
+    assert _ADDRESSES.sub("", text) == _UNANCHORED.sub("", text)
+
+
+@pytest.mark.parametrize("prefix", ["Note: https://a.example/x ", "To: a@b.example ", "https://"])
+@pytest.mark.parametrize("unit", ["y", ":", "а", "x:/", "-", "_"])
+def test_a_label_line_with_a_megabyte_token_is_read_in_linear_time(prefix: str, unit: str) -> None:
+    text = prefix + unit * ((1 << 20) // len(unit))
+    found, _texts = sightings({"content": [{"type": "text", "text": text}]})
+    if "a@b.example" in prefix:
+        assert {s.value for s in found} >= {"a@b.example"}
