@@ -15,7 +15,7 @@ import bisect
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -109,6 +109,7 @@ _SELF_DECLARED = re.compile(
 _SELF_DECLARED_ENDS = frozenset("sSſtTnNaA:")
 MAX_TEXT = 16 * 1024 * 1024  # session text kept for substring matching
 MAX_SCAN = 2 * 1024 * 1024  # longest single text scanned for destinations
+DEEP_PATH = 64  # path levels looked up one by one; deeper, only those tainted
 MAX_SHARED_PER_RESULT = 10_000  # taint rows one result may queue for the shared database
 
 
@@ -315,6 +316,9 @@ class TaintLog:
         self._chunk_ts: list[float] = []
         self._size = 0
         self._joined: str | None = None
+        # site -> length -> the tainted keys with a path on it: what a path deeper than
+        # DEEP_PATH levels is checked against (see `candidates`).
+        self._paths: dict[str, dict[int, set[str]]] = {}
 
     def record(self, tool: str, seen: list[Sighting], texts: list[str]) -> None:
         now = time.time()
@@ -330,6 +334,8 @@ class TaintLog:
                 elif slot in known:
                     continue
                 known[slot] = (tool, now, kind)
+                if kind in (URL, HOST) and "/" in value:
+                    _index_path(self._paths, value)
                 shared += 1
                 if shared > MAX_SHARED_PER_RESULT:
                     continue  # a data dump: this session still knows every value
@@ -361,7 +367,18 @@ class TaintLog:
     ) -> list[Origin | None]:
         """`lookup` of each destination, with one read of the shared table for all of them
         (a send's content can carry a thousand links: a query each cost more than the rest)."""
-        keyed = [(dest, candidates(dest)) for dest in (
+        under: dict[str, dict[int, set[str]]] = {}  # site -> its tainted paths, read once
+
+        def paths_under(site: str) -> dict[int, set[str]]:
+            if site not in under:
+                found: dict[int, set[str]] = {}
+                for known in (*self._paths.get(site, {}).values(), self._store.paths_under(site)):
+                    for key in known:
+                        found.setdefault(len(key), set()).add(key)
+                under[site] = found
+            return under[site]
+
+        keyed = [(dest, candidates(dest, paths_under)) for dest in (
             Destination(d, destination_kind(d) or "other") if isinstance(d, str) else d
             for d in dests)]
         stored: dict[str, list[Origin]] = {}
@@ -448,8 +465,29 @@ def aliases(value: str, kind: str) -> list[tuple[str, str]]:
     return out
 
 
-def candidates(dest: Destination) -> list[tuple[str, str]]:
-    """(key, how) to look up for a destination, most specific first."""
+def _index_path(paths: dict[str, dict[int, set[str]]], key: str) -> None:
+    site = key.split("/", 1)[0]
+    paths.setdefault(site, {}).setdefault(len(key), set()).add(key)
+
+
+def _cuts(key: str, after: int) -> list[int]:
+    """Where each ancestor path of `key` ends: every '/' past `after` (the site's end)."""
+    cuts = []
+    at = key.find("/", after + 1)
+    while at != -1:
+        cuts.append(at)
+        at = key.find("/", at + 1)
+    return cuts
+
+
+def candidates(
+    dest: Destination, paths_under: Callable[[str], dict[int, set[str]]] | None = None
+) -> list[tuple[str, str]]:
+    """(key, how) to look up for a destination, most specific first. Each ancestor path is
+    a key of its own; past DEEP_PATH levels only the ancestors that `paths_under(site)` (the
+    tainted keys with a path on the site, by length) holds are: a path of 20,000 levels made
+    as many keys of up to 64 KB each (2.7 s and hundreds of MB for one send), and a cap alone
+    would let a link planted deep enough go unrecognised."""
     out = [(dest.key, VALUE)]
     if dest.kind == EMAIL and dest.local is not None:
         base = dest.local.split("+", 1)[0]
@@ -460,11 +498,13 @@ def candidates(dest: Destination) -> list[tuple[str, str]]:
         return out
     site = dest.site
     if site is not None and dest.key.startswith(site):
-        path = dest.key[len(site):]
-        while "/" in path:
-            path = path.rsplit("/", 1)[0]
-            if path:
-                out.append((site + path, PATH))
+        key = dest.key
+        cuts = _cuts(key, len(site))
+        if len(cuts) > DEEP_PATH and paths_under is not None:
+            known = paths_under(site)
+            out += [(key[:i], PATH) for i in reversed(cuts) if i in known and key[:i] in known[i]]
+        else:
+            out += [(key[:i], PATH) for i in reversed(cuts)]
         if site != dest.key:
             out.append((site, HOST_SEEN))
         if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):

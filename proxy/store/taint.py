@@ -56,3 +56,11 @@ class TaintStore:
             ).fetchall()
             out += [TaintRow(*tuple(row)) for row in rows]
         return out
+
+    def paths_under(self, site: str) -> list[str]:
+        """Every tainted value with a path on `site` (`site/...`): a range of the value index."""
+        rows = self._db.execute(
+            "SELECT DISTINCT value FROM taint WHERE value >= ? AND value < ?",
+            (site + "/", site + "0"),  # '0' follows '/' in every collation SQLite's BINARY has
+        ).fetchall()
+        return [row[0] for row in rows]
