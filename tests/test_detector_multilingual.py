@@ -10,6 +10,7 @@ this test (none is copied from a corpus); each injection names the layer that bl
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -350,3 +351,65 @@ def test_common_english_words_repair_as_they_did_before():
     changed = {w: (before, repair(w)) for w, before in expected.items() if repair(w) != before}
     assert changed == {}
     assert sum(w != before for w, before in expected.items()) > 20  # the fixture has repairs
+
+
+def _english_repair() -> Callable[[str], str]:
+    """lexicon.repair as it was with the English class words only (the same steps, on tables
+    built from ENGLISH alone)."""
+    class_of = {word: cls for cls, words in ENGLISH.items() for word in words}
+    shortest = 7
+    repairs: dict[str, str] = {}
+    for word in sorted(class_of, key=lambda w: (len(w), w)):
+        if len(word) >= shortest:
+            for i in range(len(word)):
+                repairs.setdefault(word[:i] + word[i + 1:], word)
+    longest = max(map(len, class_of)) + 1
+
+    def fix(token: str) -> str:
+        if token in class_of or not shortest - 1 <= len(token) <= longest:
+            return token
+        if token in repairs:
+            return repairs[token]
+        for i in range(len(token)):
+            variant = token[:i] + token[i + 1:]
+            if len(variant) >= shortest and variant in class_of:
+                return variant
+            if variant in repairs:
+                return repairs[variant]
+        return token
+
+    return fix
+
+
+# English typos that a word of another language now takes, into another class.
+_TYPOS_THAT_CHANGE_CLASS = {"maintenanct": "maintenant", "copilto": "compito",
+                            "secretlo": "secreto", "secretla": "secreta"}
+
+
+def test_misspelt_english_class_words_keep_their_class():
+    """Every one-letter misspelling of an English class word that was repaired before is
+    repaired into the same class (mostly to the same word; where the misspelling is a word of
+    another language, "confidencial", "administrador", to that word), but for four."""
+    before = _english_repair()
+    assert [before(w) for w in ("iunstructions", "disreagrd", "previuos", "chicken")] == [
+        "instructions", "disregard", "previous", "chicken"]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    same = other = 0
+    for word in {w for words in ENGLISH.values() for w in words}:
+        typos = {word[:i] + c + word[j:] for i in range(len(word) + 1) for c in ("", *letters)
+                 for j in (i, i + 1)}
+        typos |= {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+        for typo in typos:
+            was = before(typo)
+            if was == typo:
+                continue
+            now = repair(typo)
+            if now == was:
+                same += 1
+                continue
+            other += 1
+            if typo in _TYPOS_THAT_CHANGE_CLASS:
+                assert now == _TYPOS_THAT_CHANGE_CLASS[typo]
+            else:
+                assert CLASS_OF[now] == CLASS_OF[was], (typo, was, now)
+    assert same > 20 * other  # nearly all repair exactly as before

@@ -117,7 +117,7 @@ OTHER_LANGUAGES: dict[str, dict[str, tuple[str, ...]]] = {
     "es": {
         "IGNORE": ("ignora", "ignorar", "ignore", "olvida", "olvide", "olvidar", "omite",
                    "omitir", "descarta", "descarte", "omiso"),
-        "PRIOR": ("anteriores", "anterior", "previas", "previos", "precedentes", "arriba"),
+        "PRIOR": ("anteriores", "anterior", "previas", "precedentes", "arriba"),
         "INSTR": ("instrucciones", "indicaciones", "directivas", "directrices", "reglas",
                   "órdenes", "normas", "restricciones", "tarea", "tareas"),
         "AI": ("asistente",),
@@ -199,6 +199,7 @@ def _merged() -> dict[str, tuple[str, ...]]:
 
 CLASSES: dict[str, tuple[str, ...]] = _merged()
 CLASS_OF: dict[str, str] = {word: cls for cls, words in CLASSES.items() for word in words}
+_ENGLISH_WORDS = frozenset(word for words in ENGLISH.values() for word in words)
 # Class words of the other languages that are one letter from English words of the benign
 # training text ("ignorer": "ignored", "ignores"; "importante": "importance"; "directrices":
 # "directories"; "esqueca": Spanish "esquema"): they are matched as spelled, and their
@@ -222,7 +223,9 @@ def _deletes(word: str) -> list[str]:
 _MAX_REPAIR = max(len(w) for w in CLASS_OF)
 MAX_REPAIRED = _MAX_REPAIR + 1  # repair() leaves longer tokens as they are
 _REPAIRS: dict[str, str] = {}
-for _word in sorted(CLASS_OF, key=lambda w: (len(w), w)):
+# English words first: a variant that an English and another language's class word share
+# repairs to the English one, as it did before the other languages were added.
+for _word in sorted(CLASS_OF, key=lambda w: (w not in _ENGLISH_WORDS, len(w), w)):
     if len(_word) >= _MIN_REPAIR and _word not in _EXACT:
         for _variant in _deletes(_word):
             _REPAIRS.setdefault(_variant, _word)
