@@ -179,6 +179,7 @@ class Engine:
                 versions[tool["name"]] = ToolVersion.of(tool)
         self._listed = {**(self._listed or {}), **versions} if not self._stale else versions
         self._stale = False
+        index = self._pins.key_index(versions)  # once: a listing can name thousands
         for name, version in versions.items():
             pin = self._pins.pins.get(name)
             if self._pins.is_approved(version):
@@ -186,7 +187,7 @@ class Engine:
             flagged = self._scan_description(version)
             # A look-alike of another tool is never trusted unseen, not even in a first listing.
             if self._tofu and pin is None and not flagged and (
-                self._pins.lookalike(version, versions) is None
+                self._pins.lookalike(version, versions, index) is None
             ):
                 self._pins.approve(version)
             else:

@@ -60,3 +60,41 @@ def is_plain(name: str) -> bool:
 def shown(name: str) -> str:
     """The name with every character outside printable ASCII written as an escape."""
     return name if is_plain(name) else name.encode("ascii", "backslashreplace").decode()
+
+
+MAX_SCAN = 512  # same-length keys outside ASCII one name is compared with, one by one
+
+
+class KeyIndex:
+    """The fold keys of known tools, to find a look-alike of a name without comparing it with
+    every other: equal keys by lookup, and `alike` only where a key has letters outside ASCII
+    (two ASCII keys are alike only when equal), among keys of its length."""
+
+    def __init__(self) -> None:
+        self._exact: dict[str, list[str]] = {}
+        self._by_len: dict[int, list[tuple[str, str]]] = {}  # every key
+        self._odd_by_len: dict[int, list[tuple[str, str]]] = {}  # keys outside ASCII
+
+    def add(self, name: str, keys: frozenset[str]) -> None:
+        for key in keys:
+            self._exact.setdefault(key, []).append(name)
+            self._by_len.setdefault(len(key), []).append((key, name))
+            if not key.isascii():
+                self._odd_by_len.setdefault(len(key), []).append((key, name))
+
+    def twin(self, name: str, keys: frozenset[str]) -> str | None:
+        """Another tool whose key is alike one of `keys`, or None. Past MAX_SCAN candidates
+        (a listing of hundreds of non-ASCII names of one length) the first other one is
+        answered: such a tool is asked about, never approved unseen."""
+        for key in keys:
+            for other in self._exact.get(key, ()):
+                if other != name:
+                    return other
+        for key in keys:
+            pool = (self._odd_by_len if key.isascii() else self._by_len).get(len(key), [])
+            if len(pool) > MAX_SCAN:
+                return next((other for _k, other in pool if other != name), None)
+            for other_key, other in pool:
+                if other != name and alike(key, other_key):
+                    return other
+        return None
