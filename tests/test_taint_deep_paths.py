@@ -19,19 +19,7 @@ from proxy.engine.destinations import parse
 from proxy.store.database import Database
 from proxy.store.schema import connect
 from tests.test_engine import make
-
-FETCH = [{"name": "fetch", "description": "Fetch a URL.", "inputSchema": {
-    "type": "object", "properties": {"url": {"type": "string"}}}}]
-MAIL = [{"name": "send_email", "description": "Send an e-mail.", "inputSchema": {
-    "type": "object", "properties": {"to": {"type": "array", "items": {"type": "string"}},
-                                     "body": {"type": "string"}}}}]
-POLICY = """
-servers:
-  web:
-    tools:
-      fetch: {exfiltrating: true, sink_params: [url]}
-      send_email: {exfiltrating: true, sink_params: [to]}
-"""
+from tests.test_taint_subdomains import FETCH, MAIL, POLICY
 
 
 def page(text: str) -> dict[str, object]:
