@@ -69,12 +69,9 @@ class ToolVersion:
         text = "\x1f".join((self.name, self.description, self.input_schema, self.annotations))
         return FORMAT + hashlib.sha256(text.encode()).hexdigest()
 
+    @functools.cached_property  # a listing indexes every version's keys
     def fold_keys(self) -> frozenset[str]:
         """The look-alike keys of what a reader takes for the tool's name: name and title."""
-        return self._fold_keys
-
-    @functools.cached_property  # a listing compares each version with every other
-    def _fold_keys(self) -> frozenset[str]:
         from proxy.engine.lookalike import fold_name
 
         title = json.loads(self.annotations or "{}").get("title")
@@ -186,9 +183,9 @@ class PinStore:
         index = KeyIndex()
         for pin in self.pins.values():
             if pin.status == APPROVED and pin.approved is not None:
-                index.add(pin.approved.name, pin.approved.fold_keys())
+                index.add(pin.approved.name, pin.approved.fold_keys)
         for other in (listed or {}).values():
-            index.add(other.name, other.fold_keys())
+            index.add(other.name, other.fold_keys)
         return index
 
     def lookalike(
@@ -203,7 +200,7 @@ class PinStore:
 
         if index is None:
             index = self.key_index(listed)
-        twin = index.twin(version.name, version.fold_keys())
+        twin = index.twin(version.name, version.fold_keys)
         if twin is not None:
             return twin, None
         if is_plain(version.name):

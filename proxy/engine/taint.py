@@ -316,9 +316,9 @@ class TaintLog:
         self._chunk_ts: list[float] = []
         self._size = 0
         self._joined: str | None = None
-        # site -> length -> the tainted keys with a path on it: what a path deeper than
-        # DEEP_PATH levels is checked against (see `candidates`).
-        self._paths: dict[str, dict[int, set[str]]] = {}
+        # site -> the keys with a path on it: what a path deeper than DEEP_PATH levels is
+        # checked against (see `candidates`).
+        self._paths: dict[str, set[str]] = {}
 
     def record(self, tool: str, seen: list[Sighting], texts: list[str]) -> None:
         now = time.time()
@@ -334,8 +334,8 @@ class TaintLog:
                 elif slot in known:
                     continue
                 known[slot] = (tool, now, kind)
-                if kind in (URL, HOST) and "/" in value:
-                    _index_path(self._paths, value)
+                if "/" in value:
+                    self._paths.setdefault(value.split("/", 1)[0], set()).add(value)
                 shared += 1
                 if shared > MAX_SHARED_PER_RESULT:
                     continue  # a data dump: this session still knows every value
@@ -372,9 +372,8 @@ class TaintLog:
         def paths_under(site: str) -> dict[int, set[str]]:
             if site not in under:
                 found: dict[int, set[str]] = {}
-                for known in (*self._paths.get(site, {}).values(), self._store.paths_under(site)):
-                    for key in known:
-                        found.setdefault(len(key), set()).add(key)
+                for key in (*self._paths.get(site, ()), *self._store.paths_under(site)):
+                    found.setdefault(len(key), set()).add(key)
                 under[site] = found
             return under[site]
 
@@ -463,11 +462,6 @@ def aliases(value: str, kind: str) -> list[tuple[str, str]]:
     elif kind in (URL, HOST) and "/" in value and "://" not in value:
         out.append((value.split("/", 1)[0], URL_HOST))
     return out
-
-
-def _index_path(paths: dict[str, dict[int, set[str]]], key: str) -> None:
-    site = key.split("/", 1)[0]
-    paths.setdefault(site, {}).setdefault(len(key), set()).add(key)
 
 
 def _cuts(key: str, after: int) -> list[int]:

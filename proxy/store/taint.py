@@ -61,6 +61,6 @@ class TaintStore:
         """Every tainted value with a path on `site` (`site/...`): a range of the value index."""
         rows = self._db.execute(
             "SELECT DISTINCT value FROM taint WHERE value >= ? AND value < ?",
-            (site + "/", site + "0"),  # '0' follows '/' in every collation SQLite's BINARY has
+            (site + "/", site + "0"),  # '0' is the character after '/'
         ).fetchall()
         return [row[0] for row in rows]
