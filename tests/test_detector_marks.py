@@ -14,7 +14,7 @@ from proxy.detector import marks as M
 from proxy.detector import native, normalize
 from proxy.detector import readers as R
 from proxy.detector.decode import decode_chunks
-from proxy.detector.normalize import _present, prepare, strip_markup
+from proxy.detector.normalize import _RUNS_AT, _present, prepare, strip_markup
 from proxy.detector.rules import builtin_pack_paths, load_packs
 from tests.hostile_inputs import hostile_inputs
 from tests.reference_marks import reference_decode_chunks, reference_strip_markup
@@ -91,7 +91,8 @@ def _assert_same(text: str) -> None:
     if marks is not None:
         assert marks == M.marks_in(text)
     present = _present(data)
-    for runs, found in ((True, None), (False, None), (True, present[2:] if present else None)):
+    runs_found = present[_RUNS_AT:] if present else None
+    for runs, found in ((True, None), (False, None), (True, runs_found)):
         expected = reference_decode_chunks(text, None, runs=runs, found=found)
         assert decode_chunks(text, None, runs=runs, found=found, marks=marks) == expected
         assert decode_chunks(text, None, runs=runs, found=found) == expected

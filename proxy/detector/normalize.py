@@ -506,7 +506,7 @@ def _base(
         # where it finds something.
         present = _present(data) if runs else None
         marks = present[:_RUNS_AT] if present is not None else None
-        for name, view in respelled_views(text, marks) if runs else ():
+        for name, view in respelled_views(text, marks, deadline) if runs else ():
             events.append(f"decoded:{name}")
             events.append(_base(view, deadline, MAX_DEPTH, "decoded", out, scored))
         # One C walk over the bytes: the readers' gates and the marks decode_chunks and

@@ -1,5 +1,7 @@
-"""Respelling tricks undone: leetspeak ("1gn0r3 4ll") and words spelled out letter by letter
-("i g n o r e", "S-Y-S-T-E-M"), each as a view of the whole text.
+"""Respelling tricks undone, each as a view of the whole text: leetspeak ("1gn0r3 4ll"), words
+spelled out letter by letter ("i g n o r e", "S-Y-S-T-E-M", "i.g.n.o.r.e y.o.u.r", and with no
+gap between words "i g n o r e a l l": cut back into words), and class words cut in two
+("prev ious instruc tions").
 
 Views are whole copies, not regions around the changes: the learned layer counts a word once
 per window of the words before it, so a region cut out of the text would score its first
@@ -10,8 +12,11 @@ from __future__ import annotations
 
 import functools
 import re
+import time
+from collections.abc import Callable
 from typing import Any
 
+from proxy.detector.lexicon import ENGLISH
 from proxy.detector.re2spans import found, spans
 
 # Digits only: "@" and "$" are addresses, npm scopes and shell variables far more often.
@@ -37,12 +42,66 @@ _HEXISH = re.compile(
     r"|\d+T\d+|\d+Z"
 )
 MIN_LEET_WORDS = 3
-# Letters one by one with the same separator between them: "i g n o r e", "S.Y.S.T.E.M".
-_SPACED_PATTERN = r"\b(?:[a-zA-Z][ .\-_|*~+/]){3,}[a-zA-Z]\b"
-_SPACED_SEP = re.compile(r"[ .\-_|*~+/]")
-_LETTER_SPACE = re.compile(r"(?<=\b[a-zA-Z]) (?=[a-zA-Z]\b)")
-# The same spaces in ASCII text, for RE2 over bytes: runs of one-letter words one space apart.
-_LETTER_RUN_ASCII = rb"\b[a-zA-Z](?: [a-zA-Z]\b)+"
+# Letters one by one with one separator between them: "i g n o r e", "S.Y.S.T.E.M",
+# "i-g-n-o-r-e a-l-l" (one separator per run: the spaces between runs are the gaps between
+# words). RE2 has no backreference, so each separator is an alternative of its own.
+_SEPARATORS = " .-_|*~+/"
+
+
+def _letter_runs(least: int) -> str:
+    """A run of letters `least` + 1 or more long with one separator between them."""
+    runs = "|".join(f"[a-zA-Z](?:[{sep}][a-zA-Z]){{{least},}}" for sep in _SEPARATORS)
+    return rf"\b(?:{runs})\b"
+
+
+_SPACED_PATTERN = _letter_runs(3)  # four letters or more: a word spelled out
+_SPELLED_RUN = _letter_runs(1)  # in a text that has one, every run of two letters or more
+# Words a spelled-out run is cut into when its letters came one space apart with no wider
+# gap between words ("i g n o r e a l l"): the class words of English and the short words
+# injections are made of. Two letters at least, but "a" and "i".
+_FUNCTION_WORDS = [
+    "a", "i", "about", "after", "again", "all", "also", "am", "an", "and", "any", "api", "are",
+    "as", "at", "be", "been", "both", "but", "by", "can", "code", "could", "data", "did", "do",
+    "does", "done", "down", "each", "email", "every", "file", "files", "for", "from", "get",
+    "give", "go", "has", "have", "he", "her", "here", "him", "his", "how", "if", "in", "into",
+    "is", "it", "its", "just", "key", "keys", "let", "like", "mail", "make", "me", "mode", "more",
+    "my", "need", "new", "no", "not", "now", "of", "on", "one", "only", "or", "our", "out",
+    "over", "own", "please", "reveal", "same", "she", "should", "show", "so", "some", "such",
+    "tell", "text", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "to", "true", "up", "us", "use", "via", "was", "we", "what", "when", "where",
+    "which", "who", "why", "will", "with", "would", "yes", "you", "your",
+]
+SEGMENT_WORDS = frozenset(
+    [w for words in ENGLISH.values() for w in words if len(w) > 1 and w.isalpha()]
+    + _FUNCTION_WORDS
+)
+# Class words cut in two ("prev ious", "instruc tions", "disr egard"): each cut of an English
+# word of six letters or more of the classes an override is made of, into parts of two
+# letters or more, but the cuts whose two parts are both ordinary words ("pass word", "for
+# get", "any thing"), which text writes. The classes of verbs and urgency are left out: each
+# cut is one more alternative in the prefilter's automaton, which every text pays for.
+_CUT_CLASSES = ("IGNORE", "PRIOR", "INSTR", "AI", "ROLE", "UNBOUND", "SECRET", "HIDE",
+                "AUTHORITY")
+_WHOLE_PARTS = frozenset([
+    *_FUNCTION_WORDS, "come", "fore", "get", "less", "load", "more", "over", "put", "ride",
+    "rule", "self", "stead", "thing", "ward", "wards", "word",
+])
+
+
+def _cuts() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for word in sorted({w for cls in _CUT_CLASSES for w in ENGLISH[cls] if len(w) >= 6}):
+        for at in range(2, len(word) - 1):
+            head, tail = word[:at], word[at:]
+            if not (head in _WHOLE_PARTS and tail in _WHOLE_PARTS):
+                out[f"{head} {tail}"] = word
+    return out
+
+
+CUTS = _cuts()
+_MIN_CUT = 4  # a spelled-out run shorter than this is one word ("all", "you", "e.g.")
+_DEADLINE_EVERY = 1024  # letters segment() reads between two looks at the clock
+_CUT_PATTERN = r"(?i)\b(?:" + "|".join(sorted(CUTS)) + r")\b"
 
 
 @functools.cache
@@ -60,32 +119,42 @@ def _leet_word_ascii() -> Any:
 
 
 @functools.cache
-def _letter_run_ascii() -> Any:
-    import re2
-
-    return re2.compile(_LETTER_RUN_ASCII)
-
-
-@functools.cache
 def _spaced() -> Any:
     import re2
 
     return re2.compile(_SPACED_PATTERN)
 
 
+@functools.cache
+def _spelled_run() -> Any:
+    import re2
+
+    return re2.compile(_SPELLED_RUN)
+
+
+@functools.cache
+def _cut() -> Any:
+    import re2
+
+    return re2.compile(_CUT_PATTERN)
+
+
 # What respelled_views searches first, for a caller's combined prefilter.
-MARK_PATTERNS = (_LEET_MARK, _SPACED_PATTERN)
+MARK_PATTERNS = (_LEET_MARK, _SPACED_PATTERN, _CUT_PATTERN)
 
 
 def respelled_views(
-    text: str, marks: tuple[bool, ...] | None = None
+    text: str, marks: tuple[bool, ...] | None = None, deadline: float | None = None
 ) -> list[tuple[str, str]]:
     """(trick, view) for each trick `text` uses. Each is found first with one linear RE2
     search, so ordinary text costs one pass. `marks`: whether each of MARK_PATTERNS occurs
-    in `text`, when the caller knows, so those searches are not run again."""
+    in `text`, when the caller knows, so those searches are not run again. Past `deadline`
+    (a time.perf_counter() value) spelled-out runs are joined but no longer cut into words."""
     views: list[tuple[str, str]] = []
     data = text.encode("utf-8")  # what the re2 wrapper would encode (strictly) per search
-    leet_mark, spaced = marks if marks is not None else (found(_leet_mark(), data), True)
+    if marks is None:
+        marks = (found(_leet_mark(), data), True, found(_cut(), data))
+    leet_mark, spaced, cut = marks
     if leet_mark:
         leet = _leet_view(text, data)
         if leet is not None:
@@ -93,20 +162,96 @@ def respelled_views(
     if spaced and any(
         _spells(data[start:end].decode("ascii")) for start, end in spans(_spaced(), data)
     ):
-        # Letters one space apart are one word ("D o" too), words are wider apart.
-        view = _join_letters(text)
-        views.append(("spaced", _spaced().sub(lambda m: _SPACED_SEP.sub("", m.group()), view)))
+        views.append(("spaced", _replaced(data, _spelled_run(), _reader(deadline))))
+    if cut:
+        views.append(("joined", _replaced(data, _cut(), lambda run: run.replace(b" ", b""))))
     return views
 
 
-def _join_letters(text: str) -> str:
-    """`text` without the spaces between one-letter words (_LETTER_SPACE)."""
-    if text.isascii():  # RE2: Python's engine tries the lookbehind at every character
-        joined = _letter_run_ascii().sub(
-            lambda m: m.group().replace(b" ", b""), text.encode("ascii")
-        )
-        return str(joined.decode("ascii"))
-    return _LETTER_SPACE.sub("", text)
+def _replaced(data: bytes, pattern: Any, read: Callable[[bytes], bytes]) -> str:
+    """The text of `data` with each match of `pattern` replaced by `read(match)`. Over the
+    bytes with re2spans (the wrapper's sub builds a Match object per run): the matches are
+    ASCII, so their bytes are their characters."""
+    pieces: list[bytes] = []
+    at = 0
+    for start, end in spans(pattern, data):
+        pieces += [data[at:start], read(data[start:end])]
+        at = end
+    pieces.append(data[at:])
+    return b"".join(pieces).decode("utf-8")
+
+
+def _reader(deadline: float | None) -> Callable[[bytes], bytes]:
+    """A spelled-out run (one separator between every two letters) as the words it spells."""
+
+    def read(run: bytes) -> bytes:
+        letters = run[::2]
+        if len(letters) < _MIN_CUT:
+            return letters
+        return segment(letters.decode("ascii"), deadline).encode("ascii")
+
+    return read
+
+
+def segment(letters: str, deadline: float | None = None) -> str:
+    """`letters` cut into the words of SEGMENT_WORDS they are made of, the longest words
+    first (a word scores its length squared, so "assistant" is not "as sis tant"); letters
+    no word covers stay together as one piece between the words around them. Linear: a walk
+    of the word trie from each letter, a few steps where no word starts. Past `deadline` the
+    letters not read yet stay one piece."""
+    low = letters.lower()
+    n = stop = len(low)
+    best = [-1] * (n + 1)
+    start_of = [0] * (n + 1)  # where the last piece of the best reading of low[:i] starts
+    best[0] = 0
+    trie = _trie()
+    for start in range(n):
+        if (deadline is not None and start % _DEADLINE_EVERY == 0 and start
+                and time.perf_counter() > deadline):
+            stop = start  # best[start] is final: every piece ending there was weighed
+            break
+        here = best[start]
+        if here > best[start + 1]:  # one letter no word covers
+            best[start + 1], start_of[start + 1] = here, start
+        node = trie
+        end = start
+        while end < n:
+            step = node.get(low[end])
+            if step is None:
+                break
+            node = step
+            end += 1
+            if _END in node:
+                score = here + (end - start) ** 2
+                if score > best[end]:
+                    best[end], start_of[end] = score, start
+    pieces = [letters[stop:]] if stop < n else []
+    end = stop
+    loose = False  # whether the piece after this one is a letter no word covers
+    while end > 0:
+        start = start_of[end]
+        word = end - start > 1 or low[start:end] in SEGMENT_WORDS
+        if not word and loose and pieces:
+            pieces[-1] = letters[start:end] + pieces[-1]
+        else:
+            pieces.append(letters[start:end])
+        loose = not word
+        end = start
+    return " ".join(reversed(pieces))
+
+
+_END = ""  # a trie node's key for "a word ends here" (no letter is empty)
+
+
+@functools.cache
+def _trie() -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    for word in sorted(SEGMENT_WORDS):
+        node = root
+        for letter in word:
+            node = node.setdefault(letter, {})
+        node[_END] = True
+    return root
 
 
 def _spells(run: str) -> bool:
