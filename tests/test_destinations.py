@@ -37,7 +37,7 @@ from tests.hostile_inputs import hostile_inputs
     ("http://012.1.1.3/", "10.1.1.3"),
     ("http://10.1.259/", "10.1.1.3"),
     ("http://[::ffff:10.1.1.3]/", "10.1.1.3"),
-    ("http://[0:0::1]:8080/a", "::1:8080/a"),
+    ("http://[0:0::1]:8080/a", "[::1]:8080/a"),  # not ::1:8080, another address
     ("https://EVIL.com./a/../b/", "evil.com/b"),
     ("https://www.Bücher.de/%7Euser", "xn--bcher-kva.de/~user"),
     ("https://evil\u3002com/", "evil.com"),
@@ -197,6 +197,14 @@ def test_trust_globs_match_parsed_parts_only():
                    "https://evil.com\\@docs.example/", "https://docs.example@evil.com/",
                    "bob@corp.example.evil.com", "#team"]:
         assert not ok(attack, "url" if "://" in attack else None), attack
+
+
+def test_ipv6_literals_in_trust_entries_are_addresses_not_globs():
+    trust = TrustList(["http://[::1]:8080/", "https://[2001:db8::1]:8443/api/"])
+    assert trust.match("http://[::1]:8080/x") and trust.match("https://[2001:DB8::1]:8443/api/v")
+    for other in ["http://[::8080]/", "http://[::1:8080]/", "http://[::1]/",
+                  "https://[2001:db8::1:8443]/api/v", "https://[2001:db8::1]:8443/apix"]:
+        assert trust.match(other) is None, other
 
 
 def test_taint_candidates_and_aliases():

@@ -53,11 +53,14 @@ class ParsedUrl:
 
     @property
     def site(self) -> str:
-        """host[:port] with a leading `www.` dropped: the unit taint and trust compare."""
+        """host[:port] with a leading `www.` dropped: the unit taint and trust compare. An
+        IPv6 host with a port is bracketed: `::1:8080` is another address than [::1]:8080."""
         host = self.host[4:] if self.host.startswith("www.") and self.host.count(".") > 1 else (
             self.host
         )
-        return f"{host}:{self.port}" if self.port else host
+        if not self.port:
+            return host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
     @property
     def key(self) -> str:
