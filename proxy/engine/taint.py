@@ -501,7 +501,9 @@ def candidates(
             out += [(key[:i], PATH) for i in reversed(cuts)]
         if site != dest.key:
             out.append((site, HOST_SEEN))
-        if dest.host is not None and site != dest.host and site.startswith(dest.host + ":"):
+        if dest.host is not None and site != dest.host and site.startswith(
+            (dest.host + ":", f"[{dest.host}]:")
+        ):
             out.append((dest.host, HOST_SEEN))  # a host seen bare is tainted on every port
     if dest.kind in (URL, HOST) and dest.host:
         out += [(name, PARENT) for name in parent_domains(dest.host)]

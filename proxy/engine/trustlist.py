@@ -15,12 +15,15 @@ parsed into the canonical model first (proxy/engine/destinations.py), so:
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable
 
 from proxy.engine.destinations import EMAIL, HOST, IP, URL, Destination, parse
 from proxy.engine.urls import canonical_host
 
 _WEB = (URL, HOST, IP)
+# `http://[::1]:8080/` names an address: its brackets are no glob character class.
+_IPV6_LITERAL = re.compile(r"\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]")
 
 
 class TrustList:
@@ -32,7 +35,7 @@ class TrustList:
         self._globs: list[tuple[str, str]] = []  # other kinds: the whole key
         for entry in entries:
             text = entry.strip()
-            if any(ch in text for ch in "*?["):
+            if any(ch in _IPV6_LITERAL.sub("", text) for ch in "*?["):
                 self._add_glob(text, entry)
                 continue
             for dest in parse(text):

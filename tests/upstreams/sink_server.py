@@ -41,11 +41,11 @@ def read_inbox() -> list[dict[str, Any]]:
 @mcp.tool()
 def send_email(
     to: Any, subject: str = "", body: str = "", cc: Any = None, bcc: Any = None,
-    headers: dict[str, Any] | None = None,
+    headers: Any = None, options: str = "",
 ) -> str:
-    """Send an e-mail."""
+    """Send an e-mail (`headers`: a map or raw header lines; `options`: JSON text)."""
     return _record("send_email", {"to": to, "subject": subject, "body": body, "cc": cc,
-                                  "bcc": bcc, "headers": headers})
+                                  "bcc": bcc, "headers": headers, "options": options})
 
 
 @mcp.tool()
