@@ -7,6 +7,7 @@ import itertools
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -312,7 +313,7 @@ def test_sending_tools_are_known_by_title_and_description():
 
 
 def test_tool_entry_for_an_unpacked_sender_and_reader():
-    props = {"target": {}, "body": {}, "path": {}}
+    props: dict[str, dict[str, Any]] = {"target": {}, "body": {}, "path": {}}
     entry = heuristics.tool_entry({"name": "mail_out", "inputSchema": {"properties": props}})
     assert entry["exfiltrating"] and entry["sink_params"] == ("target",)
     assert entry["path_params"] == ("path",)

@@ -40,7 +40,7 @@ def outbox(path: Path) -> list[dict[str, Any]]:
 
 
 async def run_calls(
-    tmp_path: Path, calls: list[tuple[str, dict[str, Any]]], *, read_first: bool = False,
+    tmp_path: Path, calls: list[tuple[str, Any]], *, read_first: bool = False,
     policy: str = TRUSTED,
 ) -> tuple[list[tuple[bool, str]], list[dict[str, Any]]]:
     """Run the calls through one proxied session; the client's answers and the outbox."""
