@@ -19,9 +19,15 @@ from typing import Any
 from proxy.detector.lexicon import ENGLISH
 from proxy.detector.re2spans import found, spans
 
-# Digits only: "@" and "$" are addresses, npm scopes and shell variables far more often.
-_LEET_MAP = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
-_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]"
+_LEET_DIGITS = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"}
+_LEET_MAP = str.maketrans(_LEET_DIGITS)
+# "@", "$" and "!" read as letters too ("@ll", "$y$tem", "!gnore", "in$truct!ons"), but only
+# where the whole word then is one of the words injections are made of (SEGMENT_WORDS): "@"
+# and "$" are addresses, npm scopes and shell variables far more often, and those never read
+# as such a word ("user@host", "@types", "$HOME"). A "!" that ends a word is punctuation.
+_SYMBOL_MAP = str.maketrans({**_LEET_DIGITS, "@": "a", "$": "s", "!": "i"})
+_SYMBOL_WORD = rb"[a-zA-Z013457@$!]*[@$!][a-zA-Z013457@$!]*"
+_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]|[a-zA-Z][@$!][a-zA-Z]|[@$!][a-zA-Z]"
 _LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
 # In ASCII text, for RE2 over bytes: only the words that can read as letters (every character a
 # letter or one of the digits read as one), whole (\b on both sides: no other word character),
@@ -116,6 +122,13 @@ def _leet_word_ascii() -> Any:
     import re2
 
     return re2.compile(_LEET_WORD_ASCII)
+
+
+@functools.cache
+def _symbol_word() -> Any:
+    import re2
+
+    return re2.compile(_SYMBOL_WORD)
 
 
 @functools.cache
@@ -262,9 +275,14 @@ def _spells(run: str) -> bool:
 
 def _leet_view(text: str, data: bytes) -> str | None:
     """The text with its disguised words read as letters (at least MIN_LEET_WORDS of them)."""
+    symbols, read = _symbol_reader()
+    with_symbols = _replaced(data, _symbol_word(), read)
+    if symbols:
+        text, data = with_symbols, with_symbols.encode("utf-8")
     words: dict[str, str | None] = {}  # a word seen again costs a dict lookup
     pieces: list[str] = []
-    at = changed = 0
+    at = 0
+    changed = len(symbols)
     for start, end, word in _leet_words(text, data):
         plain = words.get(word, "")
         if plain == "":
@@ -277,6 +295,23 @@ def _leet_view(text: str, data: bytes) -> str | None:
         return None
     pieces.append(text[at:])
     return "".join(pieces)
+
+
+def _symbol_reader() -> tuple[list[str], Callable[[bytes], bytes]]:
+    """A reader of words with "@", "$" or "!" for _replaced, and the list of the words it
+    read as letters."""
+    read_as: list[str] = []
+
+    def read(token: bytes) -> bytes:
+        word = token.rstrip(b"!")
+        plain = word.decode("ascii").translate(_SYMBOL_MAP).lower()
+        # Three letters at least: "!s", "!t", "@n" of code would read "is", "it", "an".
+        if len(plain) < 3 or plain not in SEGMENT_WORDS:
+            return token
+        read_as.append(plain)
+        return plain.encode("ascii") + token[len(word):]
+
+    return read_as, read
 
 
 def _leet_words(text: str, data: bytes | None = None) -> list[tuple[int, int, str]]:
