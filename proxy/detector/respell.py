@@ -26,8 +26,12 @@ _LEET_MAP = str.maketrans(_LEET_DIGITS)
 # and "$" are addresses, npm scopes and shell variables far more often, and those never read
 # as such a word ("user@host", "@types", "$HOME"). A "!" that ends a word is punctuation.
 _SYMBOL_MAP = str.maketrans({**_LEET_DIGITS, "@": "a", "$": "s", "!": "i"})
+# Read only in a text with symbols inside a word ("p@ssword", "in$truct!ons", "m3$$4g3"): a
+# word that only starts with one ("@ll", "$ystem") is read beside such a word, not alone, since
+# code starts words with them everywhere ("$.ajax", "!function", "@media").
 _SYMBOL_WORD = rb"[a-zA-Z013457@$!]*[@$!][a-zA-Z013457@$!]*"
-_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]|[a-zA-Z][@$!][a-zA-Z]|[@$!][a-zA-Z]"
+_SYMBOL_MARK = "[a-zA-Z013457][@$!]+[a-zA-Z013457]"
+_LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]|" + _SYMBOL_MARK
 _LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
 # In ASCII text, for RE2 over bytes: only the words that can read as letters (every character a
 # letter or one of the digits read as one), whole (\b on both sides: no other word character),
@@ -122,6 +126,13 @@ def _leet_word_ascii() -> Any:
     import re2
 
     return re2.compile(_LEET_WORD_ASCII)
+
+
+@functools.cache
+def _symbol_mark() -> Any:
+    import re2
+
+    return re2.compile(_SYMBOL_MARK)
 
 
 @functools.cache
@@ -276,9 +287,10 @@ def _spells(run: str) -> bool:
 def _leet_view(text: str, data: bytes) -> str | None:
     """The text with its disguised words read as letters (at least MIN_LEET_WORDS of them)."""
     symbols, read = _symbol_reader()
-    with_symbols = _replaced(data, _symbol_word(), read)
-    if symbols:
-        text, data = with_symbols, with_symbols.encode("utf-8")
+    if found(_symbol_mark(), data):
+        with_symbols = _replaced(data, _symbol_word(), read)
+        if symbols:
+            text, data = with_symbols, with_symbols.encode("utf-8")
     words: dict[str, str | None] = {}  # a word seen again costs a dict lookup
     pieces: list[str] = []
     at = 0
