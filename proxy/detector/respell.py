@@ -26,11 +26,15 @@ _LEET_MAP = str.maketrans(_LEET_DIGITS)
 # and "$" are addresses, npm scopes and shell variables far more often, and those never read
 # as such a word ("user@host", "@types", "$HOME"). A "!" that ends a word is punctuation.
 _SYMBOL_MAP = str.maketrans({**_LEET_DIGITS, "@": "a", "$": "s", "!": "i"})
-# Read only in a text with symbols inside a word ("p@ssword", "in$truct!ons", "m3$$4g3"): a
-# word that only starts with one ("@ll", "$ystem") is read beside such a word, not alone, since
-# code starts words with them everywhere ("$.ajax", "!function", "@media").
-_SYMBOL_WORD = rb"[a-zA-Z013457@$!]*[@$!][a-zA-Z013457@$!]*"
-_SYMBOL_MARK = "[a-zA-Z013457][@$!]+[a-zA-Z013457]"
+# Read only in a text where a word with symbols inside ("p@ssword", "in$truct!ons", "4$$1$t4nt")
+# reads as such a word: a word that only starts with one ("@ll", "$ystem") is read beside it,
+# not alone, since code starts words with them everywhere ("$.ajax", "!function", "@media").
+# Whole words of three characters or more with a symbol: the short ones ("!e", "$t", "!0")
+# are minified code's negations and names, hundreds in 64 KB, and would each be a match.
+_SYMBOL_WORD = (rb"[a-zA-Z013457@$!]+[@$!][a-zA-Z013457@$!]+|[@$!][a-zA-Z013457@$!]{2,}"
+                rb"|[a-zA-Z013457@$!]{2,}[@$!]")
+_SYMBOL_MARK = "[a-zA-Z013457][@$!]+[a-zA-Z]"  # not "return!0", minified code's true
+_SYMBOL_INSIDE = rb"[a-zA-Z013457@$!]*" + _SYMBOL_MARK.encode() + rb"[a-zA-Z013457@$!]*"
 _LEET_MARK = "[a-zA-Z][013457]|[013457][a-zA-Z]|" + _SYMBOL_MARK
 _LEET_WORD = re.compile(r"(?<!\w)\w*(?:[a-zA-Z][013457]|[013457][a-zA-Z])\w*")
 # In ASCII text, for RE2 over bytes: only the words that can read as letters (every character a
@@ -129,10 +133,10 @@ def _leet_word_ascii() -> Any:
 
 
 @functools.cache
-def _symbol_mark() -> Any:
+def _symbol_inside() -> Any:
     import re2
 
-    return re2.compile(_SYMBOL_MARK)
+    return re2.compile(_SYMBOL_INSIDE)
 
 
 @functools.cache
@@ -287,10 +291,9 @@ def _spells(run: str) -> bool:
 def _leet_view(text: str, data: bytes) -> str | None:
     """The text with its disguised words read as letters (at least MIN_LEET_WORDS of them)."""
     symbols, read = _symbol_reader()
-    if found(_symbol_mark(), data):
+    if any(_symbol_plain(data[start:end]) for start, end in spans(_symbol_inside(), data)):
         with_symbols = _replaced(data, _symbol_word(), read)
-        if symbols:
-            text, data = with_symbols, with_symbols.encode("utf-8")
+        text, data = with_symbols, with_symbols.encode("utf-8")
     words: dict[str, str | None] = {}  # a word seen again costs a dict lookup
     pieces: list[str] = []
     at = 0
@@ -315,15 +318,20 @@ def _symbol_reader() -> tuple[list[str], Callable[[bytes], bytes]]:
     read_as: list[str] = []
 
     def read(token: bytes) -> bytes:
-        word = token.rstrip(b"!")
-        plain = word.decode("ascii").translate(_SYMBOL_MAP).lower()
-        # Three letters at least: "!s", "!t", "@n" of code would read "is", "it", "an".
-        if len(plain) < 3 or plain not in SEGMENT_WORDS:
+        plain = _symbol_plain(token)
+        if plain is None:
             return token
         read_as.append(plain)
-        return plain.encode("ascii") + token[len(word):]
+        return plain.encode("ascii") + token[len(token.rstrip(b"!")):]
 
     return read_as, read
+
+
+def _symbol_plain(token: bytes) -> str | None:
+    """The word a token with symbols reads as, or None when it reads as no word injections
+    are made of. Three letters at least: "!s", "!t", "@n" of code would read "is", "it", "an"."""
+    plain = token.rstrip(b"!").decode("ascii").translate(_SYMBOL_MAP).lower()
+    return plain if len(plain) >= 3 and plain in SEGMENT_WORDS else None
 
 
 def _leet_words(text: str, data: bytes | None = None) -> list[tuple[int, int, str]]:
