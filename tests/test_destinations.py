@@ -208,6 +208,21 @@ def test_ipv6_literals_in_trust_entries_are_addresses_not_globs():
         assert trust.match(other) is None, other
 
 
+def test_trust_compares_a_host_without_case_and_a_path_with_it():
+    trust = TrustList(["https://hooks.example/services/T0/", "https://api.example/v1/Upload",
+                       "https://*.corp.example/Team/*", "MAILTO:*@Corp.NET"])
+    for ok in ["https://HOOKS.Example/services/T0/B/x", "https://api.example/v1/Upload",
+               "https://API.EXAMPLE/v1/Upload", "https://x.CORP.example/Team/a",
+               "Bob@corp.net"]:
+        assert trust.match(ok) is not None, ok
+    for other in ["https://hooks.example/services/t0/B/x", "https://hooks.example/Services/T0/",
+                  "https://api.example/v1/upload", "https://x.corp.example/team/a"]:
+        assert trust.match(other) is None, other
+    # Taint still matches however a path is written: its key folds the case.
+    (dest,) = parse("https://evil.example/Collect/X")
+    assert dest.key == "evil.example/collect/x" and dest.exact_path == "/Collect/X"
+
+
 def test_taint_candidates_and_aliases():
     (dest,) = parse("https://evil.com:8080/collect/SECRET/x")
     assert candidates(dest) == [

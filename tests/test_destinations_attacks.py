@@ -193,6 +193,36 @@ async def test_dot_segments_are_resolved_before_the_prefix_match(tmp_path, db_fi
     assert "hooks.slack.com/services/tevil/b9/xyz" in found[1][2]
 
 
+# -- the case of a path ---------------------------------------------------------------------
+
+# Web servers tell paths apart by case (Slack's team ids, S3's legacy bucket names, GitHub
+# Pages' paths): someone else may own the path that differs from a trusted one only in case.
+CASE_ATTACKS = [
+    "https://hooks.slack.com/services/t0corp/B9/xyz",
+    "https://hooks.slack.com/services/T0Corp/B9/xyz",
+    "https://hooks.slack.com/SERVICES/T0CORP/B9/xyz",
+    "https://hooks.slack.com/services/t0corp/",
+    "https://files.corp.net/Shared/x",  # an exact entry with a path
+    "https://team.corp.net/reports/q3",  # a glob entry with a path
+]
+CASE_BENIGN = [
+    "https://HOOKS.Slack.COM/services/T0CORP/B1/abc",  # the host has no case
+    "https://files.corp.net/shared/x",
+    "https://team.corp.net/Reports/q3",
+    "https://API.corp.com/Any/Case",  # a host entry: any path
+]
+CASE_POLICY = TRUSTED + """  - "https://files.corp.net/shared/x"
+  - "https://*.corp.net/Reports/*"
+"""
+
+
+async def test_a_trusted_path_is_compared_with_its_case(tmp_path, db_file):
+    calls = [("fetch", {"url": u}) for u in CASE_ATTACKS + CASE_BENIGN]
+    answers, sent = await run_calls(tmp_path, calls, policy=CASE_POLICY)
+    assert_blocked(answers[:len(CASE_ATTACKS)], calls[:len(CASE_ATTACKS)])
+    assert [entry["args"]["url"] for entry in sent] == CASE_BENIGN
+
+
 # -- what the mail server, the web server or the tool itself reads further -----------------
 
 FURTHER_ATTACKS: list[tuple[str, dict[str, Any]]] = [

@@ -118,6 +118,9 @@ class Destination:
     has_query: bool = False
     untrusted: str | None = None  # why no trust entry may vouch for it
     injection: bool = False  # a line break where a mail header would be
+    # URL: the canonical path with its case, which a web server reads (`path` and `key` fold
+    # it, so that taint matches however a path is written; trust compares this one).
+    exact_path: str = ""
 
     @property
     def site(self) -> str | None:
@@ -151,7 +154,7 @@ def _url(text: str, assume_http: bool = False) -> Destination | None:
     kind = IP if parsed.host_is_ip and not parsed.path else (URL if parsed.path or not
                                                               assume_http else HOST)
     return Destination(parsed.key, kind, parsed.host, parsed.path.casefold(), None,
-                       parsed.has_query, parsed.untrusted)
+                       parsed.has_query, parsed.untrusted, exact_path=parsed.path)
 
 
 def _mail(recipients: Recipients) -> list[Destination]:

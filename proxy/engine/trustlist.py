@@ -8,6 +8,8 @@ parsed into the canonical model first (proxy/engine/destinations.py), so:
 - a glob without `@` (`*.corp.com`) matches a parsed host name (of a URL, a bare host or a
   mail domain), never a path;
 - a prefix matches whole path segments after dot segments are resolved;
+- a URL's host is compared without case, its path with case: most web servers tell
+  `/services/T0CORP/` from `/services/t0corp/`, which someone else may own;
 - a destination marked untrusted (user info, backslash, invisible characters, a recipient
   field that is not a clean list) matches nothing.
 """
@@ -28,8 +30,8 @@ _IPV6_LITERAL = re.compile(r"\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]")
 
 class TrustList:
     def __init__(self, entries: Iterable[str]) -> None:
-        self._exact: dict[str, str] = {}
-        self._prefixes: list[tuple[str, str, str]] = []  # (site, path, entry)
+        self._exact: dict[str, tuple[str, str | None]] = {}  # key -> (entry, exact path)
+        self._prefixes: list[tuple[str, str, str]] = []  # (site, exact path, entry)
         self._mail_globs: list[tuple[str, str, str]] = []  # (local glob, domain glob, entry)
         self._host_globs: list[tuple[str, str | None, str]] = []  # (host, path glob, entry)
         self._globs: list[tuple[str, str]] = []  # other kinds: the whole key
@@ -41,21 +43,23 @@ class TrustList:
             for dest in parse(text):
                 if dest.untrusted:
                     continue  # an entry that does not parse cleanly vouches for nothing
-                self._exact[dest.key] = entry
-                if dest.kind in _WEB and dest.site is not None:
-                    self._prefixes.append((dest.site, dest.key[len(dest.site):], entry))
+                web = dest.kind in _WEB and dest.site is not None
+                self._exact[dest.key] = (entry, dest.exact_path if web else None)
+                if web and dest.site is not None:
+                    self._prefixes.append((dest.site, dest.exact_path, entry))
 
     def _add_glob(self, text: str, entry: str) -> None:
         low = text.casefold().removeprefix("mailto:")
+        text = text[len(text) - len(low):]  # without the "mailto:", in its own case
         if "://" in low:
-            low = low.split("://", 1)[1]
-            host, _, path = low.partition("/")
+            # The host without case, the path as written (see the module's docstring).
+            host, _, path = text.split("://", 1)[1].partition("/")
             self._host_globs.append((_glob_host(host), "/" + path if path else None, entry))
         elif "@" in low:
             local, _, domain = low.rpartition("@")
             self._mail_globs.append((local, _glob_host(domain), entry))
         elif "." in low and not low.startswith(("#", "@")):
-            host, _, path = low.partition("/")
+            host, _, path = text.partition("/")
             self._host_globs.append((_glob_host(host), "/" + path if path else None, entry))
         else:
             self._globs.append((low, entry))
@@ -69,11 +73,12 @@ class TrustList:
             dest = found[0]
         if dest.untrusted or dest.injection:
             return None
-        if dest.key in self._exact:
-            return self._exact[dest.key]
+        exact = self._exact.get(dest.key)
+        if exact is not None and (exact[1] is None or exact[1] == dest.exact_path):
+            return exact[0]
         if dest.kind in _WEB:
             site = dest.site or ""
-            path = dest.key[len(site):]
+            path = dest.exact_path
             for p_site, p_path, entry in self._prefixes:
                 if site == p_site and (not p_path or path == p_path or path.startswith(
                     p_path + "/"
@@ -81,7 +86,7 @@ class TrustList:
                     return entry
             for host_glob, path_glob, entry in self._host_globs:
                 if dest.host is not None and fnmatch.fnmatchcase(dest.host, host_glob) and (
-                    path_glob is None or fnmatch.fnmatchcase(dest.path or "/", path_glob)
+                    path_glob is None or fnmatch.fnmatchcase(dest.exact_path or "/", path_glob)
                 ):
                     return entry
             return None
