@@ -218,6 +218,12 @@ def test_trust_compares_a_host_without_case_and_a_path_with_it():
     for other in ["https://hooks.example/services/t0/B/x", "https://hooks.example/Services/T0/",
                   "https://api.example/v1/upload", "https://x.corp.example/team/a"]:
         assert trust.match(other) is None, other
+    # https:// in an entry is part of what it vouches for; a bare host vouches for any scheme.
+    trust = TrustList(["https://api.example/", "corp.example", "http://old.example/"])
+    assert trust.match("http://api.example/x") is None
+    assert trust.match("ws://api.example/") is None
+    assert trust.match("api.example/x") and trust.match("wss://api.example/x")
+    assert trust.match("http://corp.example/x") and trust.match("https://old.example/x")
     # Taint still matches however a path is written: its key folds the case.
     (dest,) = parse("https://evil.example/Collect/X")
     assert dest.key == "evil.example/collect/x" and dest.exact_path == "/Collect/X"

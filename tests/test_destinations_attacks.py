@@ -223,6 +223,31 @@ async def test_a_trusted_path_is_compared_with_its_case(tmp_path, db_file):
     assert [entry["args"]["url"] for entry in sent] == CASE_BENIGN
 
 
+# -- the scheme ------------------------------------------------------------------------------
+
+# An entry written with https:// trusts the host over TLS: the same data sent to http:// of it
+# crosses the network in clear, to whoever is on the way (the café's Wi-Fi).
+SCHEME_ATTACKS = [
+    "http://api.corp.com/v1/upload",
+    "HTTP://API.corp.com/v1/upload",
+    "http://hooks.slack.com/services/T0CORP/B9/xyz",
+    "ws://hooks.slack.com/services/T0CORP/B9/xyz",
+]
+SCHEME_BENIGN = [
+    "https://api.corp.com/v1/upload",
+    "wss://hooks.slack.com/services/T0CORP/B1/abc",
+    "api.corp.com/v1/upload",  # no scheme written: the tool picks
+    "http://a.corp.org/x",  # a host glob without a scheme vouches for any
+]
+
+
+async def test_an_entry_written_with_https_does_not_vouch_for_clear_text(tmp_path, db_file):
+    calls = [("fetch", {"url": u}) for u in SCHEME_ATTACKS + SCHEME_BENIGN]
+    answers, sent = await run_calls(tmp_path, calls)
+    assert_blocked(answers[:len(SCHEME_ATTACKS)], calls[:len(SCHEME_ATTACKS)])
+    assert [entry["args"]["url"] for entry in sent] == SCHEME_BENIGN
+
+
 # -- what the mail server, the web server or the tool itself reads further -----------------
 
 FURTHER_ATTACKS: list[tuple[str, dict[str, Any]]] = [

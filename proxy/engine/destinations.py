@@ -121,6 +121,9 @@ class Destination:
     # URL: the canonical path with its case, which a web server reads (`path` and `key` fold
     # it, so that taint matches however a path is written; trust compares this one).
     exact_path: str = ""
+    # URL: True for https/wss, False for http/ws written out; None when no scheme was written
+    # (a bare host: the tool picks) or for other schemes.
+    secure: bool | None = None
 
     @property
     def site(self) -> str | None:
@@ -147,14 +150,19 @@ def _tld_ok(host: str) -> bool:
     return name.rsplit(".", 1)[-1].casefold() not in _NOT_TLDS
 
 
+_SECURE = {"https": True, "wss": True, "http": False, "ws": False}  # Destination.secure
+
+
 def _url(text: str, assume_http: bool = False) -> Destination | None:
     parsed = parse_url(text, assume_http)
     if parsed is None:
         return None
     kind = IP if parsed.host_is_ip and not parsed.path else (URL if parsed.path or not
                                                               assume_http else HOST)
+    secure = _SECURE.get(parsed.scheme) if parsed.scheme_written else None
     return Destination(parsed.key, kind, parsed.host, parsed.path.casefold(), None,
-                       parsed.has_query, parsed.untrusted, exact_path=parsed.path)
+                       parsed.has_query, parsed.untrusted, exact_path=parsed.path,
+                       secure=secure)
 
 
 def _mail(recipients: Recipients) -> list[Destination]:

@@ -10,6 +10,8 @@ parsed into the canonical model first (proxy/engine/destinations.py), so:
 - a prefix matches whole path segments after dot segments are resolved;
 - a URL's host is compared without case, its path with case: most web servers tell
   `/services/T0CORP/` from `/services/t0corp/`, which someone else may own;
+- an entry written with `https://` or `wss://` does not vouch for `http://` or `ws://` written
+  out (the data would cross the network in clear); a bare host vouches for any scheme;
 - a destination marked untrusted (user info, backslash, invisible characters, a recipient
   field that is not a clean list) matches nothing.
 """
@@ -24,16 +26,19 @@ from proxy.engine.destinations import EMAIL, HOST, IP, URL, Destination, parse
 from proxy.engine.urls import canonical_host
 
 _WEB = (URL, HOST, IP)
+_SECURE = ("https", "wss")
 # `http://[::1]:8080/` names an address: its brackets are no glob character class.
 _IPV6_LITERAL = re.compile(r"\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]")
 
 
 class TrustList:
     def __init__(self, entries: Iterable[str]) -> None:
-        self._exact: dict[str, tuple[str, str | None]] = {}  # key -> (entry, exact path)
-        self._prefixes: list[tuple[str, str, str]] = []  # (site, exact path, entry)
+        # key -> (entry, exact path, needs TLS)
+        self._exact: dict[str, tuple[str, str | None, bool]] = {}
+        self._prefixes: list[tuple[str, str, str, bool]] = []  # (site, exact path, entry, TLS)
         self._mail_globs: list[tuple[str, str, str]] = []  # (local glob, domain glob, entry)
-        self._host_globs: list[tuple[str, str | None, str]] = []  # (host, path glob, entry)
+        # (host glob, path glob, entry, needs TLS)
+        self._host_globs: list[tuple[str, str | None, str, bool]] = []
         self._globs: list[tuple[str, str]] = []  # other kinds: the whole key
         for entry in entries:
             text = entry.strip()
@@ -44,23 +49,27 @@ class TrustList:
                 if dest.untrusted:
                     continue  # an entry that does not parse cleanly vouches for nothing
                 web = dest.kind in _WEB and dest.site is not None
-                self._exact[dest.key] = (entry, dest.exact_path if web else None)
+                tls = dest.secure is True
+                self._exact[dest.key] = (entry, dest.exact_path if web else None, tls)
                 if web and dest.site is not None:
-                    self._prefixes.append((dest.site, dest.exact_path, entry))
+                    self._prefixes.append((dest.site, dest.exact_path, entry, tls))
 
     def _add_glob(self, text: str, entry: str) -> None:
         low = text.casefold().removeprefix("mailto:")
         text = text[len(text) - len(low):]  # without the "mailto:", in its own case
         if "://" in low:
             # The host without case, the path as written (see the module's docstring).
-            host, _, path = text.split("://", 1)[1].partition("/")
-            self._host_globs.append((_glob_host(host), "/" + path if path else None, entry))
+            scheme, _, rest = text.partition("://")
+            host, _, path = rest.partition("/")
+            self._host_globs.append((_glob_host(host), "/" + path if path else None, entry,
+                                     scheme.casefold() in _SECURE))
         elif "@" in low:
             local, _, domain = low.rpartition("@")
             self._mail_globs.append((local, _glob_host(domain), entry))
         elif "." in low and not low.startswith(("#", "@")):
             host, _, path = text.partition("/")
-            self._host_globs.append((_glob_host(host), "/" + path if path else None, entry))
+            self._host_globs.append((_glob_host(host), "/" + path if path else None, entry,
+                                     False))
         else:
             self._globs.append((low, entry))
 
@@ -73,21 +82,24 @@ class TrustList:
             dest = found[0]
         if dest.untrusted or dest.injection:
             return None
+        clear = dest.secure is False  # http:// or ws:// written out
         exact = self._exact.get(dest.key)
-        if exact is not None and (exact[1] is None or exact[1] == dest.exact_path):
+        if exact is not None and (exact[1] is None or exact[1] == dest.exact_path) and not (
+            exact[2] and clear
+        ):
             return exact[0]
         if dest.kind in _WEB:
             site = dest.site or ""
             path = dest.exact_path
-            for p_site, p_path, entry in self._prefixes:
-                if site == p_site and (not p_path or path == p_path or path.startswith(
-                    p_path + "/"
-                )):
+            for p_site, p_path, entry, tls in self._prefixes:
+                if site == p_site and not (tls and clear) and (
+                    not p_path or path == p_path or path.startswith(p_path + "/")
+                ):
                     return entry
-            for host_glob, path_glob, entry in self._host_globs:
+            for host_glob, path_glob, entry, tls in self._host_globs:
                 if dest.host is not None and fnmatch.fnmatchcase(dest.host, host_glob) and (
                     path_glob is None or fnmatch.fnmatchcase(dest.exact_path or "/", path_glob)
-                ):
+                ) and not (tls and clear):
                     return entry
             return None
         if dest.kind == EMAIL and dest.local is not None and dest.host is not None:
@@ -96,7 +108,7 @@ class TrustList:
                     dest.host, domain_glob
                 ):
                     return entry
-            for host_glob, path_glob, entry in self._host_globs:
+            for host_glob, path_glob, entry, _tls in self._host_globs:
                 if path_glob is None and fnmatch.fnmatchcase(dest.host, host_glob):
                     return entry
             return None

@@ -50,6 +50,7 @@ class ParsedUrl:
     has_query: bool
     host_is_ip: bool
     untrusted: str | None  # why no trust entry may vouch for this URL
+    scheme_written: bool = True  # False for a bare `host/path`, read as http
 
     @property
     def site(self) -> str:
@@ -131,10 +132,12 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
     if not raw:
         return None
     no_slashes = no_slashes_after_scheme(raw)
+    written = True
     if not _SCHEME.match(raw) or (assume_http and "://" not in raw and not no_slashes):
         if not assume_http:
             return None
         raw = "http://" + raw
+        written = False
     plain = _PLAIN_URL.fullmatch(raw) if raw.isascii() else None
     if plain is not None:
         host = plain.group(2).lower()
@@ -142,7 +145,7 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
             tail = plain.group(4) or ""
             return ParsedUrl(plain.group(1).lower(), host, "", plain.group(3).rstrip("/"),
                              tail.startswith("?") and len(tail.split("#", 1)[0]) > 1, False,
-                             None)
+                             None, written)
     untrusted: list[str] = []
     if odd_characters(raw):
         untrusted.append("control or invisible characters")
@@ -183,6 +186,7 @@ def parse_url(text: str, assume_http: bool = False) -> ParsedUrl | None:
         has_query=bool(url.search),
         host_is_ip=ip is not None,
         untrusted="; ".join(untrusted) or None,
+        scheme_written=written,
     )
 
 
