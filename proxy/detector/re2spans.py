@@ -16,6 +16,15 @@ from typing import Any
 _PROBE = (rb"a*|x{2,}", b"xx aab\nxxxa")
 
 
+@functools.cache
+def compiled(pattern: str | bytes) -> Any:
+    """`pattern` compiled by re2, once per process and only when first needed (the import
+    is not on the start-up path of a text that never asks)."""
+    import re2
+
+    return re2.compile(pattern)
+
+
 def spans(pattern: Any, data: bytes) -> Iterator[tuple[int, int]]:
     """(start, end) of each match of `pattern` (compiled by re2.compile) in `data`, in the
     order and with the offsets of `m.span() for m in pattern.finditer(data)`; lazily, as

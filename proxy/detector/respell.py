@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from proxy.detector.lexicon import ENGLISH
-from proxy.detector.re2spans import found, spans
+from proxy.detector.re2spans import compiled, found, spans
 
 _LEET_DIGITS = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"}
 _LEET_MAP = str.maketrans(_LEET_DIGITS)
@@ -118,53 +118,32 @@ _DEADLINE_EVERY = 1024  # letters segment() reads between two looks at the clock
 _CUT_PATTERN = r"(?i)\b(?:" + "|".join(sorted(CUTS)) + r")\b"
 
 
-@functools.cache
 def _leet_mark() -> Any:
-    import re2
-
-    return re2.compile(_LEET_MARK)
+    return compiled(_LEET_MARK)
 
 
-@functools.cache
 def _leet_word_ascii() -> Any:
-    import re2
-
-    return re2.compile(_LEET_WORD_ASCII)
+    return compiled(_LEET_WORD_ASCII)
 
 
-@functools.cache
 def _symbol_inside() -> Any:
-    import re2
-
-    return re2.compile(_SYMBOL_INSIDE)
+    return compiled(_SYMBOL_INSIDE)
 
 
-@functools.cache
 def _symbol_word() -> Any:
-    import re2
-
-    return re2.compile(_SYMBOL_WORD)
+    return compiled(_SYMBOL_WORD)
 
 
-@functools.cache
 def _spaced() -> Any:
-    import re2
-
-    return re2.compile(_SPACED_PATTERN)
+    return compiled(_SPACED_PATTERN)
 
 
-@functools.cache
 def _spelled_run() -> Any:
-    import re2
-
-    return re2.compile(_SPELLED_RUN)
+    return compiled(_SPELLED_RUN)
 
 
-@functools.cache
 def _cut() -> Any:
-    import re2
-
-    return re2.compile(_CUT_PATTERN)
+    return compiled(_CUT_PATTERN)
 
 
 # What respelled_views searches first, for a caller's combined prefilter.

@@ -153,13 +153,18 @@ def _tld_ok(host: str) -> bool:
 _SECURE = {"https": True, "wss": True, "http": False, "ws": False}  # Destination.secure
 
 
+def secure_scheme(scheme: str) -> bool | None:
+    """True for https/wss, False for http/ws, None for any other scheme."""
+    return _SECURE.get(scheme.casefold())
+
+
 def _url(text: str, assume_http: bool = False) -> Destination | None:
     parsed = parse_url(text, assume_http)
     if parsed is None:
         return None
     kind = IP if parsed.host_is_ip and not parsed.path else (URL if parsed.path or not
                                                               assume_http else HOST)
-    secure = _SECURE.get(parsed.scheme) if parsed.scheme_written else None
+    secure = secure_scheme(parsed.scheme) if parsed.scheme_written else None
     return Destination(parsed.key, kind, parsed.host, parsed.path.casefold(), None,
                        parsed.has_query, parsed.untrusted, exact_path=parsed.path,
                        secure=secure)

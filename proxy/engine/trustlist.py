@@ -22,11 +22,10 @@ import fnmatch
 import re
 from collections.abc import Iterable
 
-from proxy.engine.destinations import EMAIL, HOST, IP, URL, Destination, parse
+from proxy.engine.destinations import EMAIL, HOST, IP, URL, Destination, parse, secure_scheme
 from proxy.engine.urls import canonical_host
 
 _WEB = (URL, HOST, IP)
-_SECURE = ("https", "wss")
 # `http://[::1]:8080/` names an address: its brackets are no glob character class.
 _IPV6_LITERAL = re.compile(r"\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*\]")
 
@@ -48,11 +47,11 @@ class TrustList:
             for dest in parse(text):
                 if dest.untrusted:
                     continue  # an entry that does not parse cleanly vouches for nothing
-                web = dest.kind in _WEB and dest.site is not None
+                site = dest.site if dest.kind in _WEB else None
                 tls = dest.secure is True
-                self._exact[dest.key] = (entry, dest.exact_path if web else None, tls)
-                if web and dest.site is not None:
-                    self._prefixes.append((dest.site, dest.exact_path, entry, tls))
+                self._exact[dest.key] = (entry, None if site is None else dest.exact_path, tls)
+                if site is not None:
+                    self._prefixes.append((site, dest.exact_path, entry, tls))
 
     def _add_glob(self, text: str, entry: str) -> None:
         low = text.casefold().removeprefix("mailto:")
@@ -62,7 +61,7 @@ class TrustList:
             scheme, _, rest = text.partition("://")
             host, _, path = rest.partition("/")
             self._host_globs.append((_glob_host(host), "/" + path if path else None, entry,
-                                     scheme.casefold() in _SECURE))
+                                     secure_scheme(scheme) is True))
         elif "@" in low:
             local, _, domain = low.rpartition("@")
             self._mail_globs.append((local, _glob_host(domain), entry))
