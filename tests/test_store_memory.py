@@ -152,12 +152,12 @@ def test_grant_and_denial_validity_agree_everywhere(db):
     for t, valid in ((now, True), (now + 59.9, True), (now + 60, False), (now + 61, False)):
         assert grant.active(t) is valid and denial.active(t) is valid
         assert (db.trust.find("mail", "send_email", "a@x.example", now=t) is not None) is valid
-        assert db.trust.allows("mail", "send_email", "a@x.example", now=t) is valid
+        assert db.trust.allows("mail", "send_email", ("a@x.example",), now=t) is valid
         assert bool(db.trust.live_for_tool("mail", "send_email", now=t)) is valid
         assert (db.denials.find("mail", "send_email", "d@x.example", now=t) is not None) is valid
         assert bool(db.denials.list(now=t)) is valid
     db.trust.revoke(gid, now=now + 1)
-    assert not db.trust.allows("mail", "send_email", "a@x.example", now=now + 2)
+    assert not db.trust.allows("mail", "send_email", ("a@x.example",), now=now + 2)
 
 
 def test_a_hypothetical_check_copies_only_the_grants_a_call_can_use(db):

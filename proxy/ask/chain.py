@@ -30,7 +30,7 @@ from proxy.ask.state import (
     StateSealer,
     arguments_digest,
 )
-from proxy.ask.trust import normalize
+from proxy.ask.trust import deny_key, grant_key
 from proxy.errors import GatewatchError
 from proxy.ipc import protocol
 from proxy.ipc.protocol import Remember
@@ -186,7 +186,7 @@ class AskChain:
             return None
         grant_ids: list[int] = []
         for destination in req.destinations:
-            if (req.tool, normalize(destination)) in self._session_grants:
+            if (req.tool, grant_key(destination)) in self._session_grants:
                 continue
             grant = self.trust.find(self.server, req.tool, destination)
             if grant is None:
@@ -206,7 +206,7 @@ class AskChain:
     def _always_denied(self, req: AskRequest) -> Outcome | None:
         """A human said to always deny one of this call's destinations: deny, do not ask."""
         for destination in req.destinations:
-            if self._denials.find(self.server, req.tool, normalize(destination)):
+            if self._denials.find(self.server, req.tool, deny_key(destination)):
                 return Outcome(False, "trust",
                                f"you chose to always deny {destination} for {req.tool}")
         return None
@@ -214,7 +214,7 @@ class AskChain:
     def _deny_forever(self, req: AskRequest, expires_in_s: float | None) -> None:
         expires_at = time.time() + expires_in_s if expires_in_s else None
         for destination in req.destinations:
-            self._denials.add(self.server, req.tool, normalize(destination),
+            self._denials.add(self.server, req.tool, deny_key(destination),
                               expires_at=expires_at, decided_by="app",
                               note=f"denied in session {self.session_id}")
 
@@ -367,7 +367,7 @@ class AskChain:
 
 def _grant_keys(req: AskRequest) -> list[tuple[str, ...]]:
     if req.destinations:
-        return [(req.tool, normalize(d)) for d in req.destinations]
+        return [(req.tool, grant_key(d)) for d in req.destinations]
     return [(req.tool, *_question_key(req))]
 
 

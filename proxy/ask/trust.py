@@ -1,5 +1,6 @@
-"""How remembered approvals are spelled: destinations normalised as the engine looks them up,
-and durations as people type them. The grants themselves: proxy.store.trust.TrustStore.
+"""How remembered answers are spelled: destinations as the engine looks them up (approvals
+exact, denials loose), and durations as people type them. The grants themselves:
+proxy.store.trust.TrustStore.
 """
 
 from __future__ import annotations
@@ -9,7 +10,15 @@ import re
 from proxy.errors import InvalidValue
 
 
-def normalize(destination: str) -> str:
+def grant_key(destination: str) -> str:
+    """A destination as approvals are remembered: a URL's path with its case, https kept."""
+    from proxy.engine.destinations import grant_key as key
+
+    return key(destination)
+
+
+def deny_key(destination: str) -> str:
+    """A destination as standing denies are remembered: every spelling of it, case folded."""
     from proxy.engine.destinations import normalize_destination
 
     return normalize_destination(destination)

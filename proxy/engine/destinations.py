@@ -121,9 +121,15 @@ class Destination:
     # URL: the canonical path with its case, which a web server reads (`path` and `key` fold
     # it, so that taint matches however a path is written; trust compares this one).
     exact_path: str = ""
-    # URL: True for https/wss, False for http/ws written out; None when no scheme was written
-    # (a bare host: the tool picks) or for other schemes.
-    secure: bool | None = None
+    # URL: the scheme as written, lower case; '' when none was written (a bare host: the tool
+    # picks).
+    scheme: str = ""
+
+    @property
+    def secure(self) -> bool | None:
+        """True for https/wss, False for http/ws written out; None when no scheme was written
+        or for other schemes."""
+        return _SECURE.get(self.scheme) if self.scheme else None
 
     @property
     def site(self) -> str | None:
@@ -164,10 +170,9 @@ def _url(text: str, assume_http: bool = False) -> Destination | None:
         return None
     kind = IP if parsed.host_is_ip and not parsed.path else (URL if parsed.path or not
                                                               assume_http else HOST)
-    secure = secure_scheme(parsed.scheme) if parsed.scheme_written else None
     return Destination(parsed.key, kind, parsed.host, parsed.path.casefold(), None,
                        parsed.has_query, parsed.untrusted, exact_path=parsed.path,
-                       secure=secure)
+                       scheme=parsed.scheme.casefold() if parsed.scheme_written else "")
 
 
 def _mail(recipients: Recipients) -> list[Destination]:
@@ -260,10 +265,63 @@ def _inner(text: str) -> list[Destination]:
 def normalize_destination(value: str) -> str:
     """The canonical key of a value that is one clean destination, else its case-folded text.
     Idempotent; never raises on odd input."""
+    dest = _one_clean(value)
+    return dest.key if dest is not None else _clean(str(value)).casefold()
+
+
+# -- what a human's approval is remembered under --------------------------------------------
+
+
+def _exact(dest: Destination) -> str:
+    """`key` with a URL's path in its own case: a web server reads the path with its case, so
+    an approval of /services/T0CORP is not one of /services/t0corp."""
+    if dest.kind not in (URL, HOST, IP) or not dest.exact_path:
+        return dest.key
+    return dest.key[: len(dest.key) - len(dest.path)] + dest.exact_path
+
+
+def trust_key(dest: Destination) -> str:
+    """The key a human's approval of `dest` is remembered under (grants, the session's
+    approvals) and the form a question shows: `key` with a URL's path in its case and the web
+    scheme the call wrote (an approval of an encrypted send is not one of the same data in
+    clear). Denials stay on `key`: a standing deny covers every spelling."""
+    exact = _exact(dest)
+    return f"{dest.scheme}://{exact}" if dest.secure is not None else exact
+
+
+_CLEAR = {"https": "http", "wss": "ws"}
+
+
+def trust_keys(dest: Destination) -> tuple[str, ...]:
+    """The remembered keys that vouch for `dest`, as the policy's trust list matches schemes:
+    an approval of https:// (wss://) vouches for that scheme or none written, never for
+    clear text written out; one of http:// (ws://) or of no scheme for either."""
+    exact = _exact(dest)
+    if dest.secure is True:
+        return (f"{dest.scheme}://{exact}", f"{_CLEAR[dest.scheme]}://{exact}", exact)
+    if dest.secure is False:
+        return (f"{dest.scheme}://{exact}", exact)
+    if dest.kind in (URL, HOST, IP) and not dest.scheme:
+        return (exact, *(f"{scheme}://{exact}" for scheme in _SECURE))
+    return (exact,)
+
+
+def _one_clean(value: str) -> Destination | None:
     found = parse(value)
-    if len(found) == 1 and not found[0].untrusted:
-        return found[0].key
-    return _clean(str(value)).casefold()
+    return found[0] if len(found) == 1 and not found[0].untrusted else None
+
+
+def grant_key(value: str) -> str:
+    """trust_key of a value that is one clean destination, else normalize_destination's
+    key. Idempotent (a question's destinations are already trust keys)."""
+    dest = _one_clean(value)
+    return trust_key(dest) if dest is not None else normalize_destination(value)
+
+
+def grant_lookup_keys(value: str) -> tuple[str, ...]:
+    """trust_keys of a value, as grant_key reads it."""
+    dest = _one_clean(value)
+    return trust_keys(dest) if dest is not None else (normalize_destination(value),)
 
 
 def destination_kind(value: str) -> str | None:

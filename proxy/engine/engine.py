@@ -22,8 +22,10 @@ from proxy.engine.destinations import (
     Destination,
     destination_kind,
     extract_destinations,
-    normalize_destination,
+    grant_key,
     parse,
+    trust_key,
+    trust_keys,
 )
 from proxy.engine.hot_values import HotValues
 from proxy.engine.leaves import scalar_leaves
@@ -234,7 +236,7 @@ class Engine:
             self._hot.record(tool, result, verdict)
 
     def remember(self, tool: str, destination: str) -> None:
-        self._approved.add((tool, normalize_destination(destination)))
+        self._approved.add((tool, grant_key(destination)))
 
     def approve_tool(
         self,
@@ -514,10 +516,11 @@ class Engine:
                     # human decides. Any added path or query (where data would ride) stays
                     # denied.
                     verdict, why = "ask", f"is a link found in untrusted text ({why})"
-                checked.append(DestinationCheck(param, dest.key, verdict, why))
+                shown = trust_key(dest)  # what a human approves: the path's case, https
+                checked.append(DestinationCheck(param, shown, verdict, why))
                 rank = _SEVERITY[verdict]
                 if worst is None or rank > worst[0]:
-                    worst = (rank, param, dest.key, why, origin)
+                    worst = (rank, param, shown, why, origin)
         if not swept and (worst is None or worst[0] < _SEVERITY["deny"]):
             for param, link, origin in self._planted_links(policy, args):
                 why = "is a link planted in untrusted text, carried in the content"
@@ -572,9 +575,10 @@ class Engine:
             entry = policy.trusted.match(dest)
             if entry is not None:
                 return "allow", f"trusted by policy entry {entry!r}", None
-            if (tool, key) in self._approved:
+            keys = trust_keys(dest)
+            if any((tool, k) in self._approved for k in keys):
                 return "allow", "approved by a human this session", None
-            if self._db.trust.allows(self.server, tool, key):
+            if self._db.trust.allows(self.server, tool, keys):
                 return "allow", "remembered human approval", None
             if key in self._vouched:
                 vouched = f"{self.server}.{self._vouched[key]}"

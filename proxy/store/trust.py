@@ -25,10 +25,20 @@ def _active(revoked_at: float | None, expires_at: float | None, now: float) -> b
     return revoked_at is None and (expires_at is None or expires_at > now)
 
 
-def _normalize(destination: str) -> str:
-    from proxy.engine.destinations import normalize_destination
+def _grant_key(destination: str) -> str:
+    from proxy.engine.destinations import grant_key
 
-    return normalize_destination(destination)
+    return grant_key(destination)
+
+
+def _lookup_keys(destination: str) -> tuple[str, ...]:
+    from proxy.engine.destinations import grant_lookup_keys
+
+    return grant_lookup_keys(destination)
+
+
+def _marks(keys: tuple[str, ...] | list[str]) -> str:
+    return ", ".join("?" * len(keys))
 
 
 @dataclass(frozen=True)
@@ -96,27 +106,30 @@ class TrustStore(_Answers):
         note: str | None = None,
         now: float | None = None,
     ) -> int:
-        return self._insert(server, tool, _normalize(destination), expires_at, decided_by,
+        return self._insert(server, tool, _grant_key(destination), expires_at, decided_by,
                             note, now)
 
     def find(
         self, server: str, tool: str, destination: str, now: float | None = None
     ) -> Grant | None:
-        """The newest valid grant for exactly this server, tool and destination."""
+        """The newest valid grant for exactly this server and tool that vouches for the
+        destination (proxy.engine.destinations.trust_keys)."""
+        keys = _lookup_keys(destination)
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM trust WHERE server = ? AND tool = ? AND destination = ?"
-            f" AND {VALID} ORDER BY id DESC LIMIT 1",
-            (server, tool, _normalize(destination), _now(now)),
+            f"SELECT {_COLUMNS} FROM trust WHERE server = ? AND tool = ? AND destination IN"
+            f" ({_marks(keys)}) AND {VALID} ORDER BY id DESC LIMIT 1",
+            (server, tool, *keys, _now(now)),
         ).fetchone()
         return Grant(*row) if row else None
 
-    def allows(self, server: str, tool: str, key: str, now: float | None = None) -> bool:
-        """Is there a valid grant for this tool (or every tool of the server) and this
-        already-normalised destination key? The engine's question."""
+    def allows(self, server: str, tool: str, keys: tuple[str, ...],
+               now: float | None = None) -> bool:
+        """Is there a valid grant for this tool (or every tool of the server) under one of
+        these keys (a destination's trust_keys)? The engine's question."""
         row = self._db.execute(
             f"SELECT 1 FROM trust WHERE server = ? AND tool IN (?, '{ANY_TOOL}') "
-            f"AND destination = ? AND {VALID} LIMIT 1",
-            (server, tool, key, _now(now)),
+            f"AND destination IN ({_marks(keys)}) AND {VALID} LIMIT 1",
+            (server, tool, *keys, _now(now)),
         ).fetchone()
         return row is not None
 
@@ -190,7 +203,7 @@ class Denials(_Answers):
         note: str | None = None,
         now: float | None = None,
     ) -> int:
-        """`destination` must already be normalised (proxy.ask.trust.normalize)."""
+        """`destination` must already be normalised (proxy.ask.trust.deny_key)."""
         return self._insert(server, tool, destination, expires_at, decided_by, note, now)
 
     def find(self, server: str, tool: str, destination: str,
