@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -470,6 +471,21 @@ def test_trusted_output_is_not_taint_and_vouches_its_contacts(db, tmp_path):
     vouched = engine.decide("send_email", {"to": ["lily.white@partner.example"]})
     assert (vouched.verdict, vouched.contract) == ("allow", "sink_gate")
     assert "trusted output" in vouched.reason
+
+
+def test_trusted_output_vouches_for_a_url_as_listed_not_for_its_other_spellings(db, tmp_path):
+    policy = ("servers:\n  mail:\n    tools:\n      fetch: {exfiltrating: true, sink_params: "
+              "[url]}\n      read_inbox: {output_trusted: true}\n")
+    engine = make(db, policy=policy, tmp=tmp_path, tools=[*MAIL_TOOLS, FETCH_TOOL])
+    listing = {"content": [{"type": "text", "text": json.dumps(
+        {"upload": "https://s3.amazonaws.com/CorpBucket/in"})}]}
+    engine.result_seen("read_inbox", listing)
+    for ok in ["https://s3.amazonaws.com/CorpBucket/in", "s3.amazonaws.com/CorpBucket/in"]:
+        assert engine.decide("fetch", {"url": ok}).verdict == "allow", ok
+    # another owner's bucket (legacy bucket names have case), and the same one in clear
+    for other in ["https://s3.amazonaws.com/corpbucket/in",
+                  "http://s3.amazonaws.com/CorpBucket/in"]:
+        assert engine.decide("fetch", {"url": other}).verdict == "ask", other
 
 
 def test_taint_crosses_servers_and_sessions_through_the_database(db_file, tmp_path):

@@ -580,8 +580,9 @@ class Engine:
                 return "allow", "approved by a human this session", None
             if self._db.trust.allows(self.server, tool, keys):
                 return "allow", "remembered human approval", None
-            if key in self._vouched:
-                vouched = f"{self.server}.{self._vouched[key]}"
+            listed = next((k for k in keys if k in self._vouched), None)
+            if listed is not None:
+                vouched = f"{self.server}.{self._vouched[listed]}"
                 return "allow", f"listed by {vouched} (trusted output)", None
         origin = self._taint.lookup(dest, dest.kind != "other" or destination_kind(key)
                                     is not None)

@@ -28,6 +28,7 @@ from proxy.engine.destinations import (
     Found,
     destination_kind,
     extract_destinations,
+    grant_key,
     native_finders,
     normalize_destination,
 )
@@ -200,7 +201,7 @@ def listed_values(result: Any) -> set[str]:
     """Every short value a result lists as data (names, ids, addresses), normalised: what a
     trusted directory-like output vouches for."""
     return {
-        normalize_destination(text)
+        grant_key(text)  # as a human's approval: a URL's path case and https kept
         for _path, _key, text in _leaves_of(result)
         if len(text) <= 120 and "\n" not in text
     } - {""}
