@@ -66,17 +66,17 @@ SEED = 20261201
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
 # linear-5's recipe with thresholds no single validation text sets (by_kind_fp); linear-7:
 # z2's data and thresholds, L2 1e-3, 3 epochs; linear-8: z2's recipe with capless thresholds;
-# linear-9: linear-8's recipe with the injections' loss x 0.25
-VERSION = "linear-9"
+# linear-9: linear-8's recipe with the injections' loss x 0.25; linear-10: linear-9's recipe
+# with text of the model-SDK domain
+VERSION = "linear-10"
 # What this script builds from the pinned corpora: its default --out, and what --check
 # compares. Not shipped (yet): the shipped injection-linear.json (linear-1) was built from one
 # machine's /usr/share/doc, venv and standard library and cannot be rebuilt anywhere; the
-# pinned rebuilds (linear-2; linear-3 with the npm text; linear-4 with more prose; linear-5 with
-# more code and hard negatives; linear-6 with by_kind_fp; linear-7 with L2 1e-3; linear-8
-# with capless thresholds) raised
-# held-out false positives past the rule fixed before each was evaluated (docs/detector.md), so
-# the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and drop
-# this default.
+# pinned rebuilds (linear-2 to linear-9) raised held-out false positives past the rule fixed
+# before each was evaluated, and linear-10, which passed that rule and the AgentDojo replays,
+# fails detector tests (other languages' injections, a benign exclamation; docs/detector.md),
+# so the lead decides. To ship one: rename it and its .sources.json to injection-linear.* and
+# drop this default.
 CANDIDATE = "candidate-linear.json"
 
 # The sources every variant trains on (the recipe shipped before cross-validation).
@@ -291,17 +291,18 @@ VARIANTS: dict[str, Variant] = {
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
-# held-out split before and are not candidates again; this round's two are z7's recipe with
-# the injections' loss scaled down).
+# held-out split before and are not candidates again; this round's two are z9's recipe with
+# benign text of the model-SDK domain).
 ROUND = ("a0_ai_text", "a1_ai_docs")
-# The recipe this script builds: session 12's third cross-validation winner (linear-9; neither
-# variant reached 0.5 % mean false positives; z9_pos_quarter had the lower mean, 1.72 % against
-# z8's 1.83 %, not within FP_TIE). (Session 12's second, z7_code_by_kind_capless, linear-8,
-# its first, z5_l2_short, linear-7, session 10's second, z3_hard_by_kind,
-# linear-6, its first, z1_hard_negatives, linear-5, session 9's, x1_prose_by_kind, linear-4,
-# session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2, failed the ship rule on the
-# held-out split; v0_shipped pinned, linear-2, flagged more documentation.)
-SHIPPED = "z9_pos_quarter"
+# The recipe this script builds: session 16's cross-validation winner (linear-10; neither
+# variant reached 0.5 % mean false positives over the 13 base folds; a0_ai_text had the lower
+# mean, 0.64 % against a1's 1.14 %). (Session 12's third, z9_pos_quarter, linear-9, its
+# second, z7_code_by_kind_capless, linear-8, its first, z5_l2_short, linear-7, session 10's
+# second, z3_hard_by_kind, linear-6, its first, z1_hard_negatives, linear-5, session 9's,
+# x1_prose_by_kind, linear-4, session 8's, w1_npm_per_source, linear-3, and session 7's, v5_l2,
+# failed the ship rule on the held-out split; v0_shipped pinned, linear-2, flagged more
+# documentation.)
+SHIPPED = "a0_ai_text"
 
 
 @dataclass
