@@ -6,8 +6,9 @@
 # directory (GATEWATCH_CORPORA, default .corpora/): site/ (agentdojo, garak and what they
 # import), text/ (wheels read as text), npm/ (npm tarballs read as text, no install script run),
 # readmes/ (wheels of which only the README is read), npmdocs/ (npm tarballs of which only the
-# docs are read) and npmai/ (npm tarballs of model SDKs and agent frameworks). Nothing else on the machine is read for training. The two prose locks hold
-# hundreds of small files: they download in four parallel parts.
+# docs are read) and npmai/ (npm tarballs of model SDKs and agent frameworks). Nothing else on
+# the machine is read for training. The two prose locks hold hundreds of small files: they
+# download in four parallel parts.
 # Idempotent: a stamp of the six locks' digest; when it matches, nothing is done.
 #     bash bench/install_corpora.sh [PYTHON]
 set -euo pipefail

@@ -269,6 +269,9 @@ GRANT_ATTACKS = [
     "HTTP://Hooks.Slack.Com/services/T0CORP/B9/xyz",
     "https://intranet.corp.example/reports/q3",
     "https://files.corp.example/upload",
+    "https://hooks.slack.com/services/%74%30corp/B9/xyz",  # escapes of the other case
+    "https://hooks.slack.com/services/T\u200b0CORP/B9/xyz",  # an invisible character
+    "https://hooks.slack.com/services/\uff340CORP/B9/xyz",  # a full-width T
 ]
 GRANT_BENIGN = [
     "https://hooks.slack.com/services/T0CORP/B9/xyz",
@@ -277,6 +280,8 @@ GRANT_BENIGN = [
     "https://intranet.corp.example/Reports/Q3",
     "http://files.corp.example/Upload",
     "https://files.corp.example/Upload",
+    "https://hooks.slack.com/services/%54%30CORP/B9/xyz",  # escapes a server decodes alike
+    "https://hooks.slack.com:443/services/T0CORP/./B9/xyz",
 ]
 
 

@@ -127,9 +127,8 @@ class Destination:
 
     @property
     def secure(self) -> bool | None:
-        """True for https/wss, False for http/ws written out; None when no scheme was written
-        or for other schemes."""
-        return _SECURE.get(self.scheme) if self.scheme else None
+        """secure_scheme of the scheme written: None when none was."""
+        return secure_scheme(self.scheme)
 
     @property
     def site(self) -> str | None:
