@@ -31,6 +31,7 @@ import json
 import math
 import os
 import random
+import re
 import sys
 import tempfile
 import time
@@ -155,6 +156,11 @@ class Variant:
     # Session 12, linear-9: scales the loss of every injection (label 1) sample, to pull the
     # saturated benign scores the positives' large step weight pushes to 0.9999+ back down.
     pos_weight: float = 1.0
+    # Session 17, linear-11: copies of each training injection with its class words said in
+    # another of the lexicon's languages (`translated`), so the foreign words get weights of
+    # their own, as the English ones have, and the class features weigh more than English
+    # unigrams. The training corpora have next to no injections in those languages.
+    translated: int = 0
 
 
 # Written down (docs/detector.md) before any held-out figure was looked at.
@@ -288,12 +294,30 @@ VARIANTS: dict[str, Variant] = {
         capless=True,
         pos_weight=0.25,
     ),
+    # Session 17, linear-11, written down (docs/detector.md) before any run of theirs: a0 with
+    # its injections also said with the class words of another language.
+    "b0_translated": Variant(
+        "a0 + one copy of each training injection with its class words in another language",
+        WITH_MORE_CODE + AI_DOCS + AI_CODE,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+        translated=1,
+    ),
+    "b1_translated_twice": Variant(
+        "a0 + two such copies (two languages)",
+        WITH_MORE_CODE + AI_DOCS + AI_CODE,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+        translated=2,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
-# held-out split before and are not candidates again; this round's two are z9's recipe with
-# benign text of the model-SDK domain).
-ROUND = ("a0_ai_text", "a1_ai_docs")
+# held-out split before and are not candidates again; this round's two are linear-10's recipe
+# with its injections also said with another language's class words).
+ROUND = ("b0_translated", "b1_translated_twice")
 # The recipe this script builds: session 16's cross-validation winner (linear-10; neither
 # variant reached 0.5 % mean false positives over the 13 base folds; a0_ai_text had the lower
 # mean, 0.64 % against a1's 1.14 %). (Session 12's third, z9_pos_quarter, linear-9, its
@@ -457,6 +481,49 @@ def synthetic(
     return out
 
 
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def translate(text: str, language: str, rng: random.Random) -> str:
+    """`text` with each English class word (lexicon.ENGLISH) replaced by a word of the same
+    class in `language` (lexicon.OTHER_LANGUAGES), picked at random; a class the language has
+    no words for, and every other word, stay as they are."""
+    from proxy.detector.lexicon import ENGLISH, OTHER_LANGUAGES
+
+    english = {word: cls for cls, words in ENGLISH.items() for word in words}
+    table = OTHER_LANGUAGES[language]
+
+    def swap(match: re.Match[str]) -> str:
+        words = table.get(english.get(match.group().casefold(), ""), ())
+        return rng.choice(words) if words else match.group()
+
+    return _WORD.sub(swap, text)
+
+
+def translated(
+    sources: dict[str, tuple[int, list[str]]], copies: int
+) -> list[tuple[str, frozenset[str], bool, str]]:
+    """(source, origin, validation, text): each training injection `copies` times with its
+    class words in another language (each copy a different one, in a seeded order). A copy
+    stays in its original's share and source, so the cross-validation drops it with it."""
+    from proxy.detector.lexicon import OTHER_LANGUAGES
+
+    if not copies:
+        return []
+    rng = random.Random(SEED + 2)
+    languages = sorted(OTHER_LANGUAGES)
+    out = []
+    for name, (label, texts) in sources.items():
+        if not label:
+            continue
+        for text in texts:
+            for language in rng.sample(languages, copies):
+                out.append(
+                    (name, frozenset({name}), is_validation(text), translate(text, language, rng))
+                )
+    return out
+
+
 def samples_from(
     sources: dict[str, tuple[int, list[str]]], variant: Variant, features: Features
 ) -> list[Sample]:
@@ -469,6 +536,7 @@ def samples_from(
         for text in texts
     ]
     made += synthetic(sources, variant.synthetic)
+    made += translated(sources, variant.translated)
     samples: list[Sample] = []
     for source, origin, validation, text in made:
         label = sources[source][0]
