@@ -13,7 +13,12 @@ from typing import Any
 
 from proxy.decision import Decision
 from proxy.engine.dates import date_keys, matches
-from proxy.engine.destinations import Destination, destination_kind, extract_destinations
+from proxy.engine.destinations import (
+    Destination,
+    destination_kind,
+    extract_destinations,
+    grant_key,
+)
 from proxy.engine.engine import MAX_CONTENT_SCAN, ToolPolicy, _leaves
 from proxy.engine.hot_values import (
     _content_paths,
@@ -147,7 +152,8 @@ def planted_links(
     phishing link an injection asks to pass on): asked, since a human should see them."""
     sinks = {p.split(".")[0] for p in policy.sink_params}
     for param, text in _leaves({k: v for k, v in args.items() if k not in sinks}, ""):
-        for value, kind, _start, _end in extract_destinations(text[:MAX_CONTENT_SCAN]):
+        content = text[:MAX_CONTENT_SCAN]
+        for value, kind, start, end in extract_destinations(content):
             if kind not in ("url", "host", "ip"):
                 continue
             dest = Destination(value, kind)
@@ -157,4 +163,4 @@ def planted_links(
             if origin is not None and origin.provenance == FREE_TEXT and (
                 origin.matched != LINK_HOST
             ):
-                yield param, value, origin.as_dict()
+                yield param, grant_key(content[start:end]), origin.as_dict()

@@ -548,22 +548,26 @@ class Engine:
         """Links inside the content of a send that were planted in untrusted free text (a
         phishing link an injection asks to pass on): asked, since a human should see them."""
         sinks = {p.split(".")[0] for p in policy.sink_params}
-        links: list[tuple[str, str, str]] = []  # (param, value, kind), in the content's order
+        # (param, value, kind, as written), in the content's order
+        links: list[tuple[str, str, str, str]] = []
         for param, text in _leaves({k: v for k, v in args.items() if k not in sinks}, ""):
-            for value, kind, _start, _end in extract_destinations(text[:MAX_CONTENT_SCAN]):
+            content = text[:MAX_CONTENT_SCAN]
+            for value, kind, start, end in extract_destinations(content):
                 if kind in ("url", "host", "ip"):
-                    links.append((param, value, kind))
+                    links.append((param, value, kind, content[start:end]))
         # Each distinct link judged once, all of them looked up in one read of the taint table.
-        dests = {(value, kind): Destination(value, kind) for _param, value, kind in links}
+        dests = {(value, kind): Destination(value, kind) for _param, value, kind, _raw in links}
         untrusted = [d for d in dests.values() if policy.trusted.match(d) is None]
         origins = dict(zip(((d.key, d.kind) for d in untrusted),
                            self._taint.lookup_all(untrusted, shaped=False), strict=True))
-        for param, value, kind in links:
+        for param, value, kind, raw in links:
             origin = origins.get((value, kind))
             if origin is not None and origin.provenance == FREE_TEXT and (
                 origin.matched != LINK_HOST
             ):
-                yield param, value, origin.as_dict()
+                # Asked (and so remembered) as a human approves a destination: the path's
+                # case and the scheme as written (trust_key), not the taint lookup's folding.
+                yield param, grant_key(raw), origin.as_dict()
 
     def _classify(self, tool: str, policy: ToolPolicy, dest: Destination) -> tuple[
         Verdict, str, dict[str, Any] | None
