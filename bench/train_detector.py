@@ -114,6 +114,9 @@ WITH_MORE_CODE = BASE_SOURCES + NPM_SOURCES + PROSE_SOURCES + MORE_CODE_SOURCES
 # agent frameworks), which every earlier npm lock left out by name.
 AI_DOCS = ("npm_ai_package_docs",)
 AI_CODE = ("npm_ai_package_source",)
+# Session 17: translated messages in the lexicon's five other languages
+# (bench/training-locales.lock), benign text in the languages of the translated injections.
+LOCALES = ("locale_messages",)
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -123,6 +126,7 @@ PROSE_KIND = frozenset(
         "garak_host_documents_train",
         *PROSE_SOURCES,
         *AI_DOCS,
+        *LOCALES,
     }
 )
 # Benign sources too short to hide an injection in (one-line examples, Gatewatch's notices).
@@ -313,12 +317,30 @@ VARIANTS: dict[str, Variant] = {
         pos_weight=0.25,
         translated=2,
     ),
+    # Session 17, second round (linear-12), written down (docs/detector.md) before any run of
+    # theirs: b0 and b1 with benign text in the same five languages.
+    "c0_translated_locales": Variant(
+        "b0 + the translated messages of two wheels in the five languages",
+        WITH_MORE_CODE + AI_DOCS + AI_CODE + LOCALES,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+        translated=1,
+    ),
+    "c1_twice_locales": Variant(
+        "b1 + the same messages",
+        WITH_MORE_CODE + AI_DOCS + AI_CODE + LOCALES,
+        by_kind_fp=True,
+        capless=True,
+        pos_weight=0.25,
+        translated=2,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
-# held-out split before and are not candidates again; this round's two are linear-10's recipe
-# with its injections also said with another language's class words).
-ROUND = ("b0_translated", "b1_translated_twice")
+# held-out split before and are not candidates again; this round's two are linear-11's recipe
+# and b1's with benign text in the five languages of the translated injections).
+ROUND = ("c0_translated_locales", "c1_twice_locales")
 # The recipe this script builds: session 17's cross-validation winner (linear-11; neither
 # variant reached 0.5 % mean false positives over the 13 base folds; b0_translated, 0.81 %, and
 # b1_translated_twice, 0.80 %, tie within FP_TIE, and b0 has the higher mean recall, 61.3 %
