@@ -519,3 +519,18 @@ def test_tokens_longer_than_any_class_word_plus_one_letter_are_left_alone():
         repair("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".lower())
         == "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".lower()
     )
+
+
+def test_the_locale_source_reads_each_translation_not_the_header():
+    po = (
+        'msgid ""\nmsgstr ""\n"Project-Id-Version: x\\n"\n"Language: de\\n"\n\n'
+        '#: auth/forms.py:12\nmsgid "Password"\nmsgstr "Passwort"\n\n'
+        'msgid "Enter a \\"valid\\" name."\nmsgstr ""\n"Geben Sie einen \\"gültigen\\" "\n'
+        '"Namen ein.\\n"\n\n'
+        'msgid "one file"\nmsgid_plural "%d files"\n'
+        'msgstr[0] "eine Datei"\nmsgstr[1] "%d Dateien"\n\n'
+        'msgid "Untranslated"\nmsgstr ""\n\n'
+        '#~ msgid "Old"\n#~ msgstr "Alt"\n'
+    )
+    assert _corpora().po_messages(po) == [
+        "Passwort", 'Geben Sie einen "gültigen" Namen ein.\n', "eine Datei", "%d Dateien"]
