@@ -373,29 +373,25 @@ def _locked_files(folder: Path, pattern: str, digest: Callable[[bytes], str],
 
 
 @functools.cache
+def _locked_wheels(lock: str, folder: str) -> tuple[Path, ...]:
+    """The wheels of bench/`lock` in CORPORA/`folder`, checked against their pinned SHA-256."""
+    return _locked_files(CORPORA / folder, "*.whl", lambda b: hashlib.sha256(b).hexdigest(),
+                         _wheels_locked(lock), f"wheels of bench/{lock}")
+
+
 def _text_wheels() -> tuple[Path, ...]:
-    """The locked wheels in CORPORA/text, checked against their pinned digests."""
-    return _locked_files(CORPORA / "text", "*.whl", lambda b: hashlib.sha256(b).hexdigest(),
-                         _wheels_locked("training-text.lock"),
-                         "wheels of bench/training-text.lock")
+    """The wheels read as text (bench/training-text.lock)."""
+    return _locked_wheels("training-text.lock", "text")
 
 
-@functools.cache
 def _readme_wheels() -> tuple[Path, ...]:
-    """The wheels of bench/training-readmes.lock in CORPORA/readmes, checked likewise."""
-    return _locked_files(CORPORA / "readmes", "*.whl",
-                         lambda b: hashlib.sha256(b).hexdigest(),
-                         _wheels_locked("training-readmes.lock"),
-                         "wheels of bench/training-readmes.lock")
+    """The wheels of which only the README is read (bench/training-readmes.lock)."""
+    return _locked_wheels("training-readmes.lock", "readmes")
 
 
-@functools.cache
 def _locale_wheels() -> tuple[Path, ...]:
-    """The wheels of bench/training-locales.lock in CORPORA/locales, checked likewise."""
-    return _locked_files(CORPORA / "locales", "*.whl",
-                         lambda b: hashlib.sha256(b).hexdigest(),
-                         _wheels_locked("training-locales.lock"),
-                         "wheels of bench/training-locales.lock")
+    """The wheels of which only the translated messages are read (bench/training-locales.lock)."""
+    return _locked_wheels("training-locales.lock", "locales")
 
 
 _PO_FILE = re.compile(r"/locale/(?:de|fr|es|it|pt|pt_BR)/LC_MESSAGES/[^/]+\.po$")

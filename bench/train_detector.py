@@ -37,7 +37,7 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +169,16 @@ class Variant:
     translated: int = 0
 
 
+# Session 16, linear-10 (a0_ai_text): z9 with benign text of the model-SDK domain; the base of
+# every later variant.
+_A0 = Variant(
+    "z9 + the docs and 3,000 code files of 51 model SDKs and agent frameworks",
+    WITH_MORE_CODE + AI_DOCS + AI_CODE,
+    by_kind_fp=True,
+    capless=True,
+    pos_weight=0.25,
+)
+
 # Written down (docs/detector.md) before any held-out figure was looked at.
 VARIANTS: dict[str, Variant] = {
     "v0_shipped": Variant("the recipe shipped before cross-validation"),
@@ -286,55 +296,27 @@ VARIANTS: dict[str, Variant] = {
     ),
     # Session 16, linear-10, written down (docs/detector.md) before any run of theirs: z9 with
     # benign text of the model-SDK domain.
-    "a0_ai_text": Variant(
-        "z9 + the docs and 3,000 code files of 51 model SDKs and agent frameworks",
-        WITH_MORE_CODE + AI_DOCS + AI_CODE,
-        by_kind_fp=True,
-        capless=True,
-        pos_weight=0.25,
-    ),
-    "a1_ai_docs": Variant(
-        "z9 + the docs of the same packages",
-        WITH_MORE_CODE + AI_DOCS,
-        by_kind_fp=True,
-        capless=True,
-        pos_weight=0.25,
-    ),
+    "a0_ai_text": _A0,
+    "a1_ai_docs": replace(_A0, doc="z9 + the docs of the same packages",
+                          sources=WITH_MORE_CODE + AI_DOCS),
     # Session 17, linear-11, written down (docs/detector.md) before any run of theirs: a0 with
     # its injections also said with the class words of another language.
-    "b0_translated": Variant(
-        "a0 + one copy of each training injection with its class words in another language",
-        WITH_MORE_CODE + AI_DOCS + AI_CODE,
-        by_kind_fp=True,
-        capless=True,
-        pos_weight=0.25,
+    "b0_translated": replace(
+        _A0,
+        doc="a0 + one copy of each training injection with its class words in another language",
         translated=1,
     ),
-    "b1_translated_twice": Variant(
-        "a0 + two such copies (two languages)",
-        WITH_MORE_CODE + AI_DOCS + AI_CODE,
-        by_kind_fp=True,
-        capless=True,
-        pos_weight=0.25,
-        translated=2,
-    ),
+    "b1_translated_twice": replace(_A0, doc="a0 + two such copies (two languages)", translated=2),
     # Session 17, second round (linear-12), written down (docs/detector.md) before any run of
     # theirs: b0 and b1 with benign text in the same five languages.
-    "c0_translated_locales": Variant(
-        "b0 + the translated messages of two wheels in the five languages",
-        WITH_MORE_CODE + AI_DOCS + AI_CODE + LOCALES,
-        by_kind_fp=True,
-        capless=True,
-        pos_weight=0.25,
+    "c0_translated_locales": replace(
+        _A0,
+        doc="b0 + the translated messages of two wheels in the five languages",
+        sources=_A0.sources + LOCALES,
         translated=1,
     ),
-    "c1_twice_locales": Variant(
-        "b1 + the same messages",
-        WITH_MORE_CODE + AI_DOCS + AI_CODE + LOCALES,
-        by_kind_fp=True,
-        capless=True,
-        pos_weight=0.25,
-        translated=2,
+    "c1_twice_locales": replace(
+        _A0, doc="b1 + the same messages", sources=_A0.sources + LOCALES, translated=2
     ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
