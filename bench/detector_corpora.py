@@ -436,11 +436,13 @@ def locale_messages() -> list[str]:
                 if not _PO_FILE.search("/" + member):
                     continue
                 lines: list[str] = []
+                size = 0
                 for message in dict.fromkeys(po_messages(archive.read(member).decode("utf-8"))):
                     lines.append(message)
-                    if sum(map(len, lines)) >= LOCALE_DOC_CHARS:
+                    size += len(message)
+                    if size >= LOCALE_DOC_CHARS:
                         docs.append("\n".join(lines))
-                        lines = []
+                        lines, size = [], 0
                 if lines:
                     docs.append("\n".join(lines))
     return docs

@@ -26,6 +26,7 @@ one left out; the winner by the rule in `choose` is SHIPPED. No held-out source 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -492,13 +493,21 @@ def synthetic(
 _WORD = re.compile(r"[^\W\d_]+")
 
 
+@functools.cache
+def _english_class() -> dict[str, str]:
+    """lexicon.ENGLISH as word -> class (a word in two classes: the later one, as CLASS_OF)."""
+    from proxy.detector.lexicon import ENGLISH
+
+    return {word: cls for cls, words in ENGLISH.items() for word in words}
+
+
 def translate(text: str, language: str, rng: random.Random) -> str:
     """`text` with each English class word (lexicon.ENGLISH) replaced by a word of the same
     class in `language` (lexicon.OTHER_LANGUAGES), picked at random; a class the language has
     no words for, and every other word, stay as they are."""
-    from proxy.detector.lexicon import ENGLISH, OTHER_LANGUAGES
+    from proxy.detector.lexicon import OTHER_LANGUAGES
 
-    english = {word: cls for cls, words in ENGLISH.items() for word in words}
+    english = _english_class()
     table = OTHER_LANGUAGES[language]
 
     def swap(match: re.Match[str]) -> str:

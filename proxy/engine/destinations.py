@@ -155,7 +155,7 @@ def _tld_ok(host: str) -> bool:
     return name.rsplit(".", 1)[-1].casefold() not in _NOT_TLDS
 
 
-_SECURE = {"https": True, "wss": True, "http": False, "ws": False}  # Destination.secure
+_SECURE = {"https": True, "wss": True, "http": False, "ws": False}  # secure_scheme, trust_keys
 
 
 def secure_scheme(scheme: str) -> bool | None:
