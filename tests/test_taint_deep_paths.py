@@ -119,10 +119,14 @@ def test_a_planted_link_is_asked_about_and_remembered_in_its_exact_form(web, db_
     assert links(asked) == [planted]
     store = Database.open(db_file).trust
     store.add("web", "send_email", planted)
-    same = engine.decide("send_email", {"to": ["me@home.example"], "body": f"again: {planted}/"})
-    assert [store.find("web", "send_email", key) is not None for key in links(same)] == [True]
+    # the same resource however the URL spells it: an escape of the same letter, a trailing dot
+    for same_url in [f"{planted}/", "https://evil.example/%43ollect/AbC",
+                     "https://EVIL.example./Collect/AbC"]:
+        same = engine.decide("send_email", {"to": ["me@home.example"], "body": f"see {same_url}"})
+        assert [store.find("web", "send_email", key) is not None
+                for key in links(same)] == [True], same_url
     for other in ["https://evil.example/collect/abc", "http://evil.example/Collect/AbC",
-                  "https://evil.example/COLLECT/AbC"]:
+                  "https://evil.example/COLLECT/AbC", "https://evil.example/%63ollect/AbC"]:
         d = engine.decide("send_email", {"to": ["me@home.example"], "body": f"see {other}"})
         assert d.verdict == "ask", other
         assert [store.find("web", "send_email", key) for key in links(d)] == [None], other
