@@ -148,3 +148,38 @@ def test_detect_of_clean_text_with_a_stray_byte_passes():
     done = _gatewatch_bytes(b"detect", b"-", stdin=b"The weather in Par\xeds is mild.\n")
     assert done.returncode == 0, done.stdout
     assert done.stdout.startswith(b"PASS")
+
+
+def test_detect_scans_a_file_given_with_file(tmp_path: Path):
+    poisoned = tmp_path / "CONTRIBUTING.md"
+    poisoned.write_bytes(b"# Contributing\n\nThanks!\n\n<!-- " + INJECTION + b" -->\n")
+    clean = tmp_path / "NOTES.md"
+    clean.write_text("# Notes\n\nThe build uses make; run make test before a pull request.\n")
+    done = gatewatch("detect", "--file", str(poisoned))
+    assert done.returncode == 1, done.stdout
+    assert done.stdout.startswith("BLOCK"), done.stdout
+    assert "role_hijack.ignore_previous" in done.stdout
+    done = gatewatch("detect", "-f", str(clean))
+    assert (done.returncode, done.stdout[:4]) == (0, "PASS"), done.stdout
+
+
+def test_detect_says_when_a_file_name_was_scanned_as_text(tmp_path: Path):
+    # `gatewatch detect README.md` scans the nine letters, which pass: the user must not read
+    # that as "the file is clean".
+    poisoned = tmp_path / "README.md"
+    poisoned.write_bytes(INJECTION)
+    done = gatewatch("detect", str(poisoned))
+    assert done.returncode == 0
+    assert f"use --file {poisoned}" in done.stderr
+
+
+def test_detect_reports_bad_input_with_the_file_and_what_to_do(tmp_path: Path):
+    missing = tmp_path / "missing.md"
+    done = gatewatch("detect", "--file", str(missing))
+    assert done.returncode == 2
+    assert f"cannot read {missing}: No such file or directory" in done.stderr
+    assert done.stdout == ""
+    for args in ((), ("some text", "--file", str(missing))):
+        done = gatewatch("detect", *args)
+        assert done.returncode == 2
+        assert "--file PATH" in done.stderr

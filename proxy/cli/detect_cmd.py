@@ -1,17 +1,26 @@
-"""`gatewatch detect TEXT` (or `-` for stdin): scan text the way the proxy scans tool results.
+"""`gatewatch detect TEXT` (`-` for stdin, `--file PATH` for a file): scan text the way the
+proxy scans tool results.
 
-Exit status: 0 pass, 1 warn or block, 2 a malformed pack, policy or settings file.
+Exit status: 0 pass, 1 warn or block, 2 bad input (no text, a file that cannot be read) or a
+malformed pack, policy or settings file.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", help="text to scan, or - to read it from standard input")
+    parser.add_argument(
+        "text", nargs="?", help="text to scan, or - to read it from standard input"
+    )
+    parser.add_argument(
+        "--file", "-f", type=Path, metavar="PATH", help="scan the contents of this file instead"
+    )
     parser.add_argument(
         "--mode",
         choices=("default", "paranoid"),
@@ -28,10 +37,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from proxy.cli.text_input import from_argument, from_stdin
+    from proxy.cli.text_input import from_argument, from_file, from_stdin
     from proxy.detector import DetectorConfig, PackError, load_detector
 
-    text = from_stdin() if args.text == "-" else from_argument(args.text)
+    if (args.text is None) == (args.file is None):
+        print("gatewatch detect: give the TEXT to scan, - for standard input, or --file PATH "
+              "(one of them)", file=sys.stderr)
+        return 2
+    if args.file is not None:
+        try:
+            text = from_file(args.file)
+        except OSError as exc:
+            print(f"gatewatch detect: cannot read {args.file}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
+    elif args.text == "-":
+        text = from_stdin()
+    else:
+        text = from_argument(args.text)
+        if os.path.isfile(args.text):
+            # A file name scanned as text passes, which reads as "this file is clean".
+            print(f"gatewatch detect: note: scanning the words {args.text!r} themselves; to "
+                  f"scan that file, use --file {args.text}", file=sys.stderr)
     try:
         config = DetectorConfig.load()
         if args.mode:
