@@ -17,11 +17,21 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def trees(bases: list[str]) -> dict[str, Path]:
-    """`this` and each `--base [NAME=]DIR` (named `base` when unnamed)."""
+    """`this` and each `--base [NAME=]DIR` (named `base` when unnamed).
+
+    A `git archive` copy has no built extension modules: it would run the pure-Python
+    fallbacks and look two times slower than it is, so such a tree is refused.
+    """
     out = {"this": ROOT}
+    built = {path.relative_to(ROOT) for path in (ROOT / "proxy").rglob("*.so")}
     for spec in bases:
         name, _, path = spec.rpartition("=")
-        out[name or "base"] = Path(path).resolve()
+        root = Path(path).resolve()
+        missing = sorted(str(rel) for rel in built if not (root / rel).exists())
+        if missing:
+            raise SystemExit(f"bench: {root} lacks the built {', '.join(missing)}: build it "
+                             f"there or copy it from {ROOT} if its source is the same")
+        out[name or "base"] = root
     return out
 
 
@@ -33,7 +43,9 @@ def interleaved(script: Path, roots: dict[str, Path], args: list[str],
     for index in range(rounds):
         for name in names if index % 2 == 0 else reversed(names):
             command = [sys.executable, str(script), "--root", str(roots[name]), "--json", *args]
-            done = subprocess.run(command, check=True, capture_output=True, text=True)
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"bench: the run in {roots[name]} failed:\n{done.stderr}")
             out[name].append(json.loads(done.stdout))
     return out
 
