@@ -152,7 +152,8 @@ def test_detect_of_clean_text_with_a_stray_byte_passes():
 
 def test_detect_scans_a_file_given_with_file(tmp_path: Path):
     poisoned = tmp_path / "CONTRIBUTING.md"
-    poisoned.write_bytes(b"# Contributing\n\nThanks!\n\n<!-- " + INJECTION + b" -->\n")
+    # A stray byte that is not UTF-8 is read as U+FFFD, as from standard input.
+    poisoned.write_bytes(b"# Contributing\n\nThanks \xff!\n\n<!-- " + INJECTION + b" -->\n")
     clean = tmp_path / "NOTES.md"
     clean.write_text("# Notes\n\nThe build uses make; run make test before a pull request.\n")
     done = gatewatch("detect", "--file", str(poisoned))
