@@ -1,5 +1,6 @@
 """decode_chunks and strip_markup as they were before the readers' walk answered their marks
-(main at session 10's start, kept verbatim as the oracle): every mark searched in the text."""
+(main at session 10's start, kept verbatim as the oracle): every mark searched in the text.
+What a renderer does not show (session 20) is read as proxy.detector.unrendered reads it."""
 
 # ruff: noqa
 from __future__ import annotations
@@ -22,8 +23,9 @@ from proxy.detector.decode import (
     _rot13_mark,
     url_unescape,
 )
-from proxy.detector.normalize import _CSS_HIDDEN, _HTML_TAG, _INLINE_TAGS, _BLOCK_TAGS
-from proxy.detector.normalize import _ENTITY, _MARKDOWN_EMPHASIS, _cut_comments
+from proxy.detector import unrendered
+from proxy.detector.normalize import _HTML_TAG, _INLINE_TAGS, _BLOCK_TAGS
+from proxy.detector.normalize import _ENTITY, _MARKDOWN_EMPHASIS, _cut_comments, _visible
 from proxy.detector.re2spans import found as re2_found
 from proxy.detector.re2spans import spans
 
@@ -117,9 +119,13 @@ def reference_strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
     comments: list[str] = []
     if "<!--" in text:
         text, comments = _cut_comments(text)
+    comments += unrendered.markdown_hidden(text)
     attributed: list[str] = []
     css_hidden = False
     if "<" in text:
+
+        hiding: list[re.Match[str]] = []
+        names = unrendered.style_sheet_names(text)
 
         def replace(match: re.Match[str]) -> str:
             nonlocal css_hidden
@@ -127,13 +133,25 @@ def reference_strip_markup(text: str) -> tuple[str, list[str], list[str], bool]:
             if name not in _INLINE_TAGS and name not in _BLOCK_TAGS:
                 return match.group()  # <|im_start|>, <system>, <instructions>: keep for the rules
             attrs = match.group(3)
+            if name == "template" and not match.group(1):
+                hiding.append(match)  # a template's content is never rendered
             if attrs.strip():
                 attributed.append(match.group())
-                if not css_hidden and _CSS_HIDDEN.search(attrs):
+                # unrendered.hides' own first test, here: it is asked of every tag
+                if (names or "style" in (low := attrs.lower()) or "hidden" in low) and (
+                    unrendered.hides(attrs, names)
+                ):
                     css_hidden = True
+                    if not match.group(1) and name not in unrendered.VOID_TAGS:
+                        hiding.append(match)
             return "" if name in _INLINE_TAGS else " "
 
+        original = text
         text = _HTML_TAG.sub(replace, text)
+        if hiding:
+            bodies = unrendered.bodies(original, hiding, _HTML_TAG)
+            shown = (_visible(body) for body in bodies)
+            comments += [part for part in shown if part and not part.isspace()]
     if "&" in text and _ENTITY.search(text):
         # Its entity table costs import time; most results have no entities.
         from proxy.detector.entities import unescape

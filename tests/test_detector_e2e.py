@@ -86,6 +86,18 @@ async def test_poisoned_result_is_replaced_and_the_audit_keeps_the_original(db_f
     assert "hidden_instruction.comment_to_ai" in detail["rules"]
 
 
+async def test_an_injection_hidden_with_css_is_withheld(db_file: Path):
+    # The page's visible text is ordinary; the instruction is in a display:none element, which
+    # the person never sees and the model reads. It is scanned on its own, as a comment is.
+    async with proxied(db_file) as client:
+        result = await client.call_tool("fetch_hidden", {"page": "x2"})
+    assert result.is_error and "shoe-refunds.example" not in text_of(result)
+    rows = await wait_for(lambda: s2c_rows(db_file, "fetch_hidden") or None, what="audit row")
+    assert rows is not None and rows[0]["verdict"] == "block"
+    rules = json.loads(rows[0]["detail"])["rules"]
+    assert {"hidden_instruction.css_hidden_text", "hidden_instruction.comment_to_ai"} <= set(rules)
+
+
 async def test_disguised_injection_passes_through(db_file: Path):
     # The documented blind spot: nothing to match, so it reaches the client (see
     # tests/test_detector_classes.py::test_disguised_injection_blind_spot).

@@ -126,6 +126,24 @@ def test_redos_check_accepts_bounded_linear_patterns(pattern):
     assert pattern_problems(pattern) == []
 
 
+@pytest.mark.parametrize("lazy", ["", "?"])
+def test_an_optional_gap_costs_what_the_same_two_alternatives_cost(lazy):
+    # `(?:X)?Y` matches what `Y|XY` matches; the linter must not price it higher, or a rule
+    # has to spell Y twice to pass.
+    gap, then = r"\bai\b[^!?]{0,90}?\bsend\b[^.]{0,90}?", r"\bkeys?\b[^.]{0,90}?\bnow\b"
+    assert _cost_of(f"(?:{gap}){lazy}?{then}") == _cost_of(f"(?:{then}|{gap}{then})")
+    folded, spelled = f"x(?:{gap}){lazy}?{then}", f"x(?:{then}|{gap}{then})"
+    assert pattern_problems(folded) == pattern_problems(spelled)
+    # ... while a repeat that can be taken twice or more still multiplies.
+    assert _cost_of(f"(?:{gap}){{0,2}}{then}") > _cost_of(f"(?:{then}|{gap}{then})")
+
+
+def _cost_of(pattern: str) -> int:
+    from proxy.detector.redos import _cost, sre_parse
+
+    return _cost(list(sre_parse.parse(pattern)))
+
+
 def test_only_safe_patterns_are_remembered(gw_home: Path, monkeypatch: pytest.MonkeyPatch):
     from proxy.detector import safe_patterns
 

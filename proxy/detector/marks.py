@@ -1,5 +1,6 @@
 """Marks of several characters that the passes look for in one text before doing more work:
-decode_chunks' escape and ROT13 marks and strip_markup's comment opener.
+decode_chunks' escape and ROT13 marks, strip_markup's comment opener and the Markdown marks of
+what a renderer does not show (unrendered.markdown_hidden).
 
 A `str` search for a mark of two or more characters walks the whole text (some 3 µs per 4 KB
 each, and a text is asked up to eleven of them), while one-character marks are found by memchr
@@ -16,6 +17,8 @@ HEX_PREFIX = 1 << 1  # "0x"
 ROT_DIGITS = 1 << 2  # "13"
 ROT_WORD = 1 << 3  # "rot", "ROT" or "Rot"
 COMMENT = 1 << 4  # "<!--"
+MD_REFERENCE = 1 << 5  # "]:", a link reference definition (a Markdown comment)
+MD_LINK = 1 << 6  # "](", an inline link, which may have a title
 
 # (bit, the marks any of which sets it), in bit order.
 MARKS: tuple[tuple[int, tuple[str, ...]], ...] = (
@@ -24,6 +27,8 @@ MARKS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (ROT_DIGITS, ("13",)),
     (ROT_WORD, ("rot", "ROT", "Rot")),
     (COMMENT, ("<!--",)),
+    (MD_REFERENCE, ("]:",)),
+    (MD_LINK, ("](",)),
 )
 NEEDLES: tuple[bytes, ...] = tuple(m.encode("ascii") for _, group in MARKS for m in group)
 

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.detector import native, readers
+from proxy.detector import native, readers, unrendered
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.marks import COMMENT
@@ -75,11 +75,6 @@ _ZERO_WIDTH_IN_WORD = re.compile("[A-Za-z][\u200b-\u200d\u2060\ufeff]+[A-Za-z]")
 
 _HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]{0,15})\b([^<>]{0,1000})>")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,10});")
-_CSS_HIDDEN = re.compile(
-    r"display\s{0,3}:\s{0,3}none|visibility\s{0,3}:\s{0,3}hidden|font-size\s{0,3}:\s{0,3}0(?![.\d])"
-    r"|opacity\s{0,3}:\s{0,3}0(?![.\d])|\bhidden\b(?!\s{0,3}=\s{0,3}[\"']?false)",
-    re.IGNORECASE,
-)
 # Tags whose removal should glue the words around them (inline) vs. separate them (block).
 _INLINE_TAGS = frozenset(
     [
@@ -300,16 +295,21 @@ def nfkc(text: str) -> str:
 def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], list[str], bool]:
     """Remove HTML comments and tags, decode entities and markdown emphasis.
 
-    Returns the visible text, the comment bodies, the tags that carried attributes (where
-    image and link URLs live) and whether any tag hid its text with CSS. `marks`: which of
-    marks.py's marks occur in `text`, when the caller knows.
+    Returns the visible text, the bodies of what a renderer does not show (HTML comments,
+    Markdown comments and link titles, the text of elements hidden with CSS or the `hidden`
+    attribute: proxy/detector/unrendered.py), the tags that carried
+    attributes (where image and link URLs live) and whether any tag hid its text with CSS.
+    `marks`: which of marks.py's marks occur in `text`, when the caller knows.
     """
     comments: list[str] = []
     if "<!--" in text if marks is None else marks & COMMENT:
         text, comments = _cut_comments(text)
+    comments += unrendered.markdown_hidden(text, marks)
     attributed: list[str] = []
     css_hidden = False
     if "<" in text:
+        hiding: list[re.Match[str]] = []
+        names = unrendered.style_sheet_names(text)
 
         def replace(match: re.Match[str]) -> str:
             nonlocal css_hidden
@@ -317,13 +317,25 @@ def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], l
             if name not in _INLINE_TAGS and name not in _BLOCK_TAGS:
                 return match.group()  # <|im_start|>, <system>, <instructions>: keep for the rules
             attrs = match.group(3)
+            if name == "template" and not match.group(1):
+                hiding.append(match)  # a template's content is never rendered
             if attrs.strip():
                 attributed.append(match.group())
-                if not css_hidden and _CSS_HIDDEN.search(attrs):
+                # unrendered.hides' own first test, here: it is asked of every tag
+                if (names or "style" in (low := attrs.lower()) or "hidden" in low) and (
+                    unrendered.hides(attrs, names)
+                ):
                     css_hidden = True
+                    if not match.group(1) and name not in unrendered.VOID_TAGS:
+                        hiding.append(match)
             return "" if name in _INLINE_TAGS else " "
 
+        original = text
         text = _HTML_TAG.sub(replace, text)
+        if hiding:  # the hidden text stays in the visible view too: a renderer may show it
+            bodies = unrendered.bodies(original, hiding, _HTML_TAG)
+            shown = (_visible(body) for body in bodies)
+            comments += [part for part in shown if part and not part.isspace()]
     if "&" in text and _ENTITY.search(text):
         # Its entity table costs import time; most results have no entities.
         from proxy.detector.entities import unescape
@@ -334,6 +346,11 @@ def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], l
         if mark in text:
             text = text.replace(mark, "")
     return text, comments, attributed, css_hidden
+
+
+def _visible(fragment: str) -> str:
+    """A fragment's text as a renderer would lay it out, were it shown."""
+    return _HTML_TAG.sub(lambda m: "" if m.group(2).lower() in _INLINE_TAGS else " ", fragment)
 
 
 def _cut_comments(text: str) -> tuple[str, list[str]]:
@@ -543,7 +560,7 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         text, comments, attributed, css_hidden = strip_markup(text, node.marks)
         if css_hidden:
             out.signals.add("css_hidden")
-        if comments:
+        if comments and "<!--" in node.text:
             out.note("hidden:html_comment")
         if attributed:
             out.segments.append(Segment("markup", fold_case_and_space("\n".join(attributed)),

@@ -28,7 +28,7 @@ sre_c: Any = importlib.import_module(
     "re._constants" if sys.version_info >= (3, 11) else "sre_constants"
 )
 
-CHECKER_VERSION = 1  # bump when a check changes, so remembered verdicts are re-checked
+CHECKER_VERSION = 2  # bump when a check changes, so remembered verdicts are re-checked
 MAX_MATCH_WIDTH = 1000  # also the overlap between scan windows
 MAX_COST = 50_000  # estimated match attempts per start position
 
@@ -126,7 +126,13 @@ def _cost(items: list[Any], *, tail: bool = False) -> int:
             low, high = av[0], min(av[1], 10_000)
             following = items[index + 1] if index + 1 < len(items) else None
             ends_pattern = tail and following is None and op is sre_c.MAX_REPEAT
-            if not ends_pattern and not _stops_deterministically(list(av[2]), following):
+            if ends_pattern or _stops_deterministically(list(av[2]), following):
+                pass
+            elif high == 1:
+                # `(?:X)?Y` is `Y|XY`: tried one after the other at the same place, so counted
+                # as alternatives are, by the costlier one (X's choices, or the one of skipping X).
+                total *= max(1, _cost(list(av[2])))
+            else:
                 total *= (high - low + 1) * _cost(list(av[2]))
         elif op is sre_c.BRANCH:
             # Alternatives are tried one after another at the same place: their choices do not
