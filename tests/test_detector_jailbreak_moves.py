@@ -285,25 +285,13 @@ HELD_OUT_BENIGN: dict[str, str] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(DEVELOPMENT_ATTACKS))
-def test_each_move_is_flagged(detector, name):
-    assert verdict(detector, DEVELOPMENT_ATTACKS[name]) != "pass"
+FLAGGED = {**DEVELOPMENT_ATTACKS, **HELD_OUT_CAUGHT}
+ORDINARY = {**DEVELOPMENT_BENIGN, **HELD_OUT_BENIGN}
 
 
-@pytest.mark.parametrize("name", sorted(DEVELOPMENT_BENIGN))
-def test_ordinary_text_with_the_same_words_passes(detector, name):
-    assert verdict(detector, DEVELOPMENT_BENIGN[name]) == "pass"
-
-
-def test_two_moves_in_one_text_are_withheld(detector):
-    text = DEVELOPMENT_ATTACKS["token_penalty"] + " " + DEVELOPMENT_ATTACKS["never_apologise"]
-    assert verdict(detector, DEVELOPMENT_ATTACKS["token_penalty"]) == "warn"
-    assert verdict(detector, text) == "block"
-
-
-@pytest.mark.parametrize("name", sorted(HELD_OUT_CAUGHT))
-def test_held_out_jailbreaks_caught(detector, name):
-    assert verdict(detector, HELD_OUT_CAUGHT[name]) != "pass"
+@pytest.mark.parametrize("name", sorted(FLAGGED))
+def test_the_jailbreak_is_flagged(detector, name):
+    assert verdict(detector, FLAGGED[name]) != "pass"
 
 
 @pytest.mark.xfail(strict=True, reason="held-out misses: jailbreaks made of moves no rule has")
@@ -312,6 +300,12 @@ def test_held_out_jailbreaks_missed(detector, name):
     assert verdict(detector, HELD_OUT_MISSED[name]) != "pass"
 
 
-@pytest.mark.parametrize("name", sorted(HELD_OUT_BENIGN))
-def test_held_out_ordinary_text_passes(detector, name):
-    assert verdict(detector, HELD_OUT_BENIGN[name]) == "pass"
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_ordinary_text_with_the_same_words_passes(detector, name):
+    assert verdict(detector, ORDINARY[name]) == "pass"
+
+
+def test_two_moves_in_one_text_are_withheld(detector):
+    text = DEVELOPMENT_ATTACKS["token_penalty"] + " " + DEVELOPMENT_ATTACKS["never_apologise"]
+    assert verdict(detector, DEVELOPMENT_ATTACKS["token_penalty"]) == "warn"
+    assert verdict(detector, text) == "block"
