@@ -48,7 +48,9 @@ def verdict(detector, text: str):
     "position:absolute;left:-9999px", "text-indent:-10000px", "clip-path:inset(100%)",
     "clip-path: inset(50%)", "clip:rect(0 0 0 0)", "clip: rect(0px, 0px, 0px, 0px)",
     "transform:scale(0)", "height:0;overflow:hidden", "max-height:0px; overflow-y: hidden",
-    "width:0;overflow:clip", "display:block;display:none",
+    "width:0;overflow:clip", "display:block;display:none", "color:rgba(255,255,255,0.01)",
+    "color: hsla(0, 0%, 100%, 5%)", "color:#ffffff00", "color:#fff0",
+    "transform: translateX(-9999px)", "transform:translate(-10000px, 0)",
 ])
 def test_these_declarations_hide_an_elements_text(css):
     assert declarations_hide(css)
@@ -59,6 +61,8 @@ def test_these_declarations_hide_an_elements_text(css):
     "opacity:1", "font-size:12px", "font-size:0.9em", "left:0", "left:-20px", "display:block",
     "display:none;display:block", "height:0", "visibility:visible", "clip-path:inset(10%)",
     "transform:scale(1.05)", "color:inherit;background:inherit", "opacity:abc",
+    "color:rgba(0,0,0,0.5)", "color:rgb(0,0,0)", "color:#ffffff", "color:#000f",
+    "transform:translateX(-50%)",
 ])
 def test_these_declarations_leave_the_text_visible(css):
     assert not declarations_hide(css)
@@ -74,6 +78,8 @@ def test_these_declarations_leave_the_text_visible(css):
     (' hidden="false"', False),
     (' aria-hidden="true"', False),
     (' style="overflow:hidden"', False),
+    (' data-style="display:none"', False),
+    (' data-style="x" style="display:none"', True),
     (' class="note" style="color:red"', False),
     (' data-state="shown"', False),
 ])
@@ -89,6 +95,7 @@ def test_a_class_or_id_the_pages_own_style_sheet_hides():
     assert {".promo", "#x", ".tip", ".late"} <= names and ".a" not in names
     assert hides(' class="card promo"', names) and hides(" id=x", names)
     assert not hides(' class="a"', names) and not hides(' id="promo"', names)
+    assert not hides(' data-id="x" data-class="promo"', names)
 
 
 def test_hidden_text_is_its_own_view_and_stays_in_the_visible_one():

@@ -23,19 +23,19 @@ from proxy.detector.marks import MD_LINK, MD_REFERENCE
 VOID_TAGS = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link",
                        "meta", "param", "source", "track", "wbr"])
 
-_STYLE_ATTR = re.compile(r"""\bstyle\s{0,3}=\s{0,3}(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""",
-                         re.IGNORECASE)
-_CLASS_OR_ID = re.compile(r"""\b(class|id)\s{0,3}=\s{0,3}(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""",
-                          re.IGNORECASE)
+# An attribute's value: double-quoted, single-quoted or bare (groups 1-3 of what follows).
+_VALUE = r"""\s{0,3}=\s{0,3}(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))"""
+_STYLE_ATTR = re.compile(r"(?<![\w-])style" + _VALUE, re.IGNORECASE)
+_CLASS_OR_ID = re.compile(r"(?<![\w-])(class|id)" + _VALUE, re.IGNORECASE)
 # The `hidden` attribute (or a "hidden" class), not aria-hidden, not hidden="false".
 _HIDDEN_WORD = re.compile(r"(?<![\w-])hidden\b(?!\s{0,3}=\s{0,3}[\"']?false)", re.IGNORECASE)
 _CSS_NAME = re.compile(r"[.#]-?[A-Za-z_][\w-]{0,100}")
 _STYLE_OPEN = re.compile(r"<style\b", re.IGNORECASE)
 _STYLE_CLOSE = re.compile(r"</style\s{0,3}>", re.IGNORECASE)
 _NUMBER = re.compile(r"([+-]?(?:\d{1,10}(?:\.\d{0,10})?|\.\d{1,10}))\s{0,3}([a-z%]{0,4})")
-_ZERO_ALPHA = re.compile(
-    r"(?:rgba?|hsla?)\([^()]{0,60}[,/]\s{0,3}(?:0{1,5}(?:\.0{0,5})?|\.0{1,5})%?\s{0,3}\)"
-)
+# A colour function's alpha: the fourth of four comma-separated values, or what follows "/".
+_COLOUR_FUNCTION = re.compile(r"(?:rgba?|hsla?)\(([^()]{0,80})\)")
+_HEX_ALPHA = re.compile(r"#(?:[0-9a-f]{3}0|[0-9a-f]{6}0[0-9a-f])")  # alpha under 1/16
 # CommonMark link reference definitions (never rendered; `[//]: # (note)` is the usual Markdown
 # comment) and inline links' titles: the title, or the comment, is the hidden text.
 # (Matched at the start of each line holding "]:", not searched with `^` and re.MULTILINE,
@@ -99,8 +99,26 @@ def _colour(value: str) -> str:
     return value
 
 
+def _faint(colour: str) -> bool:
+    """Whether a colour is (nearly) transparent: its alpha under 0.1."""
+    if _HEX_ALPHA.fullmatch(colour):
+        return True
+    found = _COLOUR_FUNCTION.fullmatch(colour)
+    if found is None:
+        return False
+    inner = found.group(1)
+    if "/" in inner:
+        alpha = inner.rsplit("/", 1)[1]
+    elif inner.count(",") == 3:
+        alpha = inner.rsplit(",", 1)[1]
+    else:
+        return False
+    parsed = _number(alpha.strip())
+    return parsed is not None and parsed[0] < (10.0 if parsed[1] == "%" else 0.1)
+
+
 def _invisible_colour(colour: str, props: dict[str, str]) -> bool:
-    if colour == "transparent" or _ZERO_ALPHA.fullmatch(colour):
+    if colour == "transparent" or _faint(colour):
         return True
     background = _colour(props.get("background-color", props.get("background", "")))
     return colour not in _PAINT_WORDS and _colour(colour) == background
@@ -127,7 +145,8 @@ def declarations_hide(css: str) -> bool:
     if re.search(r"inset\(\s{0,3}(?:50|[6-9]\d|100)(?:\.\d{1,5})?%|circle\(\s{0,3}0|rect\(\s{0,3}0"
                  r"(?:px)?[\s,]{1,5}0(?:px)?[\s,]{1,5}0(?:px)?[\s,]{1,5}0", clip):
         return True
-    if "scale(0" in props.get("transform", "").replace(" ", ""):
+    transform = props.get("transform", "").replace(" ", "")
+    if "scale(0" in transform or re.search(r"translate[xy]?\(-\d{4,}", transform):
         return True
     clipped = any(props.get(name) in ("hidden", "clip")
                   for name in ("overflow", "overflow-x", "overflow-y"))
