@@ -322,7 +322,8 @@ def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], l
             if attrs.strip():
                 attributed.append(match.group())
                 # unrendered.hides' own first test, here: it is asked of every tag
-                if (names or "style" in (low := attrs.lower()) or "hidden" in low) and (
+                low = attrs.lower()
+                if (names or "style" in low or "hidden" in low or "&" in attrs) and (
                     unrendered.hides(attrs, names)
                 ):
                     css_hidden = True

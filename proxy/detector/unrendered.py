@@ -173,6 +173,10 @@ def style_sheet_names(text: str) -> frozenset[str]:
 def hides(attrs: str, names: frozenset[str]) -> bool:
     """Whether a tag with these attributes hides its content: its style, the `hidden`
     attribute or class, or a class or id that `names` (from style_sheet_names) hides."""
+    if "&" in attrs:  # a browser decodes references in attribute values: display&#58;none
+        from proxy.detector.entities import unescape
+
+        attrs = unescape(attrs)
     low = attrs.lower()
     if "style" not in low and "hidden" not in low and not names:
         return False
