@@ -317,8 +317,9 @@ def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], l
             if name not in _INLINE_TAGS and name not in _BLOCK_TAGS:
                 return match.group()  # <|im_start|>, <system>, <instructions>: keep for the rules
             attrs = match.group(3)
-            if name == "template" and not match.group(1):
-                hiding.append(match)  # a template's content is never rendered
+            if name in unrendered.UNRENDERED_TAGS and not match.group(1):
+                css_hidden = True  # never rendered while scripts run
+                hiding.append(match)
             if attrs.strip():
                 attributed.append(match.group())
                 # unrendered.hides' own first test, here: it is asked of every tag

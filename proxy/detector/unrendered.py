@@ -3,10 +3,10 @@
 A web page or a README can carry an instruction for the model where the person never sees it:
 in an element hidden with CSS (display:none, a zero font size, no opacity, moved off the
 screen, clipped away, the text's colour the background's), with the `hidden` attribute, in a
-`<template>`, by a class or id its own style sheet hides; in a Markdown comment (a link
-reference definition, `[//]: # (...)`, is never rendered) or a link's title (shown only on
-hover). The detector scans that text on its own as well as in place, so the rules written for
-invisible text (HTML comments) see it whole.
+`<template>` or `<noscript>`, by a class or id its own style sheet hides; in a Markdown
+comment (a link reference definition, `[//]: # (...)`, is never rendered) or a link's title
+(shown only on hover). The detector scans that text on its own as well as in place, so the
+rules written for invisible text (HTML comments) see it whole.
 
 CSS is read strictly enough that a value written another way hides the same (`opacity:.0`,
 `font-size:0.5px`, `DISPLAY: NONE !important`); a value we cannot read does not count as
@@ -19,6 +19,9 @@ import re
 
 from proxy.detector.marks import MD_LINK, MD_REFERENCE
 
+# Elements whose content a person's browser does not render: a template's never, noscript's
+# not while scripts run (as they do for nearly everyone; a fetcher that runs none reads it).
+UNRENDERED_TAGS = frozenset(["template", "noscript"])
 # Elements without content: a hidden one hides no text.
 VOID_TAGS = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link",
                        "meta", "param", "source", "track", "wbr"])
