@@ -26,6 +26,7 @@ from proxy.detector.unrendered import (
     declarations_hide,
     hides,
     markdown_hidden,
+    may_hide,
     style_sheet_names,
 )
 
@@ -89,6 +90,7 @@ def test_these_declarations_leave_the_text_visible(css):
 ])
 def test_a_tags_attributes_say_whether_it_hides(attrs, hidden):
     assert hides(attrs, frozenset()) is hidden
+    assert may_hide(attrs, frozenset()) or not hidden  # the prefilter never hides a hiding tag
 
 
 def test_a_class_or_id_the_pages_own_style_sheet_hides():

@@ -322,11 +322,7 @@ def strip_markup(text: str, marks: int | None = None) -> tuple[str, list[str], l
                 hiding.append(match)
             if attrs.strip():
                 attributed.append(match.group())
-                # unrendered.hides' own first test, here: it is asked of every tag
-                low = attrs.lower()
-                if (names or "style" in low or "hidden" in low or "&" in attrs) and (
-                    unrendered.hides(attrs, names)
-                ):
+                if unrendered.may_hide(attrs, names) and unrendered.hides(attrs, names):
                     css_hidden = True
                     if not match.group(1) and name not in unrendered.VOID_TAGS:
                         hiding.append(match)
