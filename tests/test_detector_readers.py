@@ -25,6 +25,8 @@ _MORSE = {
 _NATO = ["Alfa", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India",
          "Juliett", "Kilo", "Lima", "Mike", "November", "Oscar", "Papa", "Quebec", "Romeo",
          "Sierra", "Tango", "Uniform", "Victor", "Whiskey", "X-ray", "Yankee", "Zulu"]
+# What "upside-down text" generators write for each letter (the line is then reversed).
+_UPSIDE = dict(zip("abcdefghijklmnopqrstuvwxyz", "ɐqɔpǝɟƃɥᴉɾʞlɯuodbɹsʇnʌʍxʎz", strict=True))
 _BRAILLE = {ch: chr(0x2800 + cell) for ch, cell in zip(
     "abcdefghijklmnopqrstuvwxyz",
     [1, 3, 9, 25, 17, 11, 27, 19, 10, 26, 5, 7, 13, 29, 21, 15, 31, 23, 14, 30, 37, 39, 58,
@@ -55,6 +57,7 @@ POSITIVE = {
     "decimal_codes": "String.fromCharCode(" + ",".join(str(ord(c)) for c in ATTACK) + ")",
     "reversed": "Read this backwards: " + ATTACK[::-1],
     "combining": "".join(c + "\u0336" for c in ATTACK),
+    "upside_down": "".join(_UPSIDE.get(c, c) for c in ATTACK.lower())[::-1],
 }
 
 NEGATIVE = {
@@ -84,6 +87,10 @@ NEGATIVE = {
                         "begin 644 filename and ends with end.",
     "escaped_path": "C:\\Users\\emma\\100_docs\\101_notes.txt and \\u00e9t\\u00e9",
     "reversed_palindromes": "A man, a plan, a canal: Panama. Level, radar, refer.",
+    # IPA and West African alphabets use some of the upside-down letters
+    "ipa": "In General American, 'butter' is [ˈbʌɾɚ], 'red' is [ɹɛd], 'cut' is [kʌt], "
+           "'tree' is [t͡ʃɹi], 'nut' [nɐt] in some accents.",
+    "twi": "Ɔbarima no kɔɔ fie. Ɛyɛ me dɛ sɛ wobɛba ɔkyena.",
 }
 
 
@@ -148,6 +155,7 @@ HOSTILE = {
     "decimal_codes": ",105,110, 10 11",
     "reversed": " eht dna erongi ",
     "combining": "a\u0336\u0301",
+    "upside_down": "ǝɹoubᴉ ʌʍʎ ",
 }
 
 

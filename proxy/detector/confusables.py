@@ -1,8 +1,13 @@
-"""Cross-script look-alikes folded to Latin before matching.
+"""Cross-script look-alikes and styled letters folded to Latin before matching.
 
 A small hand-kept table of the Cyrillic, Greek and other letters that pass for Latin ones in
 ordinary fonts. The full Unicode confusables list is large and would cost import time on the
 proxy's hot path; these are the letters attackers use to dodge English-language rules.
+
+Styled letters are what "fancy text" generators write, which NFKC leaves alone: small
+capitals, letters in negative (filled) squares and circles, regional indicator symbols and
+parenthesised letters (NFKC would make those "(a)"). A model reads them as the letters they
+draw; so do the rules, after fold_styled.
 """
 
 from __future__ import annotations
@@ -26,6 +31,15 @@ _PAIRS = (
 FOLD: dict[int, str] = {ord(pair[0]): pair[1] for pair in _PAIRS.split()}
 
 _FOLD_CHARS = frozenset(chr(code) for code in FOLD)
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+STYLED: dict[str, str] = {
+    **dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘǫʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz", strict=True)),
+    **{chr(first + i): letter
+       for first in (0x1F170, 0x1F150, 0x1F1E6, 0x249C)  # negative squared and circled,
+       for i, letter in enumerate(_LETTERS)},  # regional indicators, parenthesised
+}
+STYLED_CHARS = frozenset(STYLED)
 MAX_MIXED_WORDS = 256
 _FOLDABLE = re.escape("".join(chr(c) for c in FOLD))
 # A foldable letter touching a Latin one: the mark of a word that mixes scripts.
@@ -87,4 +101,12 @@ def _fold_all(text: str) -> str:
     # looks up a dict for every character.
     for char in set(text) & _FOLD_CHARS:
         text = text.replace(char, FOLD[ord(char)])
+    return text
+
+
+def fold_styled(text: str, chars: set[str]) -> str:
+    """Styled letters (STYLED) to the plain letters they draw; `chars`: the text's characters.
+    Before NFKC, which would turn a parenthesised letter into three characters."""
+    for char in chars & STYLED_CHARS:
+        text = text.replace(char, STYLED[char])
     return text

@@ -1,7 +1,8 @@
 """Readers for the other ways text is smuggled past a pattern: base32 (padded), Ascii85 (`<~ ~>`),
 uuencode, quoted-printable, MIME encoded-words, Morse code, Braille, NATO spelling, character
-codes (decimal, octal and `\\u` escapes, `U+` code points, 8-bit binary), text reversed, and
-letters buried under combining marks.
+codes (decimal, octal and `\\u` escapes, `U+` code points, 8-bit binary), text reversed,
+letters buried under combining marks, text turned upside down, and text split into quoted
+pieces to be joined again.
 
 Each reader has a gate (_GATES) and an RE2 pattern searched only where the gate opens; a reader
 runs only where its pattern matched, finds its spans with RE2 (linear: no input makes it
@@ -345,6 +346,32 @@ def _reversed(text: str, data: bytes) -> list[str]:
     return found
 
 
+# --- upside down ----------------------------------------------------------------------------
+# "Upside-down text" generators write each letter as its half-turned look-alike and the line
+# backwards: "ǝɹoubᴉ" is "ignore". Read back: the line reversed, every letter turned again
+# (the ASCII ones too: an upside-down n is u, a p is d, a b is q).
+_UPSIDE = dict(zip(
+    "ɐqɔpǝɟƃɥᴉıɾʞlɯuodbɹsʇnʌʍxʎz∀ƆƎℲ⅁ſ˥Ԁᴚ⊥∩Λ⅄˙¿¡‾⅋",
+    "abcdefghiijklmnopqrstuvwxyzacefgjlprtuvy.?!_&", strict=True))
+_UPSIDE_TABLE = str.maketrans({**_UPSIDE, "'": ",", ",": "'"})
+# Letters only an upside-down text uses together (IPA and some African alphabets have one or
+# two of them: ɔ, ɛ and ə are theirs, so ɔ does not count).
+_UPSIDE_MARKS = frozenset("ɐǝɟƃɥᴉɾʞɯɹʇʌʍʎ∀Ǝ⅁ᴚ⊥⅄")
+_UPSIDE_DOWN = "[" + "".join(sorted(_UPSIDE_MARKS)) + "]"
+
+
+def _upside_down(text: str, data: bytes) -> list[str]:
+    """Each line with three or more distinct upside-down letters, turned the right way up."""
+    found = []
+    for line in text.splitlines():
+        if len(_UPSIDE_MARKS.intersection(line)) < 3:
+            continue
+        found.append(line[::-1].translate(_UPSIDE_TABLE))
+        if len(found) >= _MAX_CHUNKS:
+            break
+    return found
+
+
 # --- combining marks ------------------------------------------------------------------------
 _MARKS = "\\x{0300}-\\x{036F}\\x{1AB0}-\\x{1AFF}\\x{1DC0}-\\x{1DFF}\\x{20D0}-\\x{20FF}" \
     "\\x{FE20}-\\x{FE2F}"
@@ -359,6 +386,24 @@ _MARK_CHARS = re.compile(
 def _combining(text: str, data: bytes) -> list[str]:
     bare = _MARK_CHARS.sub("", unicodedata.normalize("NFD", text))
     return [unicodedata.normalize("NFC", bare)]
+
+
+# --- pieces to be joined ("payload splitting", Kang et al. 2023) ------------------------------
+# A phrase cut into quoted pieces that no rule sees whole, with an order to join them:
+# '"ig", "nore prev", "ious instructions"', '"htt" + "ps://x.example/?d=" + "{chat}"'. Runs
+# of three or more quoted pieces (", ', `) between commas or plus signs are read joined.
+_PIECE = r"""(?:"[^"\n]*"|'[^'\n]*'|`[^`\n]*`)"""
+_PIECES = _PIECE + r"(?:[ \t\r\n]{0,8}[,+][ \t\r\n]{0,8}" + _PIECE + "){2,}"
+_PIECE_BODY = re.compile(r""""([^"\n]*)"|'([^'\n]*)'|`([^`\n]*)`""")
+
+
+def _pieces(text: str, data: bytes) -> list[str]:
+    found = []
+    for run in _runs(_PIECES, data):
+        joined = "".join("".join(groups) for groups in _PIECE_BODY.findall(run))
+        if looks_like_text(joined):
+            found.append(joined)
+    return found
 
 
 _BRAILLE_CHARS = frozenset(chr(c) for c in range(0x2801, 0x2900))
@@ -382,6 +427,8 @@ READERS: tuple[Reader, ...] = (
     ("decimal_codes", _DECIMAL, _decimal_codes),
     ("reversed", _REVERSED, _reversed),
     ("combining", _COMBINING, _combining),
+    ("upside_down", _UPSIDE_DOWN, _upside_down),
+    ("pieces", _PIECES, _pieces),
 )
 _NONE = (False,) * len(READERS)
 
@@ -395,8 +442,17 @@ _NONE = (False,) * len(READERS)
 # next to a dash (six letters of only e i s h t m o are rare), NATO spelling where India, Oscar
 # or Tango is one of the words, character codes where one is of a lower-case letter (octal
 # \1.., binary 0110...., decimal 100 to 119 after a comma or, spaced, with both " 10" and
-# " 11"), reversed text where a reversed "the", "and", "all" or "you" is.
+# " 11"), reversed text where a reversed "the", "and", "all" or "you" is, upside-down text where
+# one of its letters is (in text that is not ASCII), quoted pieces where a
+# quote meets a comma or a plus sign and a word tells the reader to join them (JSON and code
+# have the first on every line; the pieces are only a message where the text asks for the join).
 _NO_CHARS: frozenset[str] = frozenset()
+# Two quotes about a comma or a plus sign (prose has a quote before a comma, rarely before
+# another quote), and words of an order to join; each starts with a pair of bytes that is rare
+# in English, as every needle whose first two bytes occur costs the walk a look.
+_PIECE_SEPARATORS = (b'","', b'", "', b"','", b"', '", b"`,", b'+ "', b"+ '", b'+"', b"+'")
+_JOIN_WORDS = (b"ncatenat", b"oin th", b"Join th", b"mbine ", b"mbine:", b"ssemble th",
+               b"ppend th", b"spaces", b"ogether")
 Gate = tuple[tuple[tuple[bytes, ...], ...], bytes | None, frozenset[str]]
 _GATES: tuple[Gate, ...] = (
     (((b"===",),), None, _NO_CHARS),
@@ -412,6 +468,8 @@ _GATES: tuple[Gate, ...] = (
     (((b",10",), (b",11",), (b", 10",), (b", 11",), (b" 10", b" 11")), None, _NO_CHARS),
     (tuple((n,) for n in (b" eht ", b" dna ", b" lla ", b" uoy ")), None, _NO_CHARS),
     ((), None, _MARK_SET),
+    ((), None, _UPSIDE_MARKS),
+    (tuple((sep, word) for sep in _PIECE_SEPARATORS for word in _JOIN_WORDS), None, _NO_CHARS),
 )
 assert len(_GATES) == len(READERS)
 _READER_NEEDLES = tuple(
