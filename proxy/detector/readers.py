@@ -398,12 +398,15 @@ _PIECE_BODY = re.compile(r""""([^"\n]*)"|'([^'\n]*)'|`([^`\n]*)`""")
 
 
 def _pieces(text: str, data: bytes) -> list[str]:
+    """Every run's pieces joined, the runs one per line of a single text: code and minified
+    scripts hold many lists of quoted strings, and one scan of them all costs a fraction of
+    one scan each."""
     found = []
     for run in _runs(_PIECES, data):
         joined = "".join("".join(groups) for groups in _PIECE_BODY.findall(run))
         if looks_like_text(joined):
             found.append(joined)
-    return found
+    return ["\n".join(found)] if found else []
 
 
 _BRAILLE_CHARS = frozenset(chr(c) for c in range(0x2801, 0x2900))
