@@ -79,3 +79,20 @@ def test_text_upside_down_is_read_the_right_way_up(detector):
 def test_ordinary_text_with_those_characters_passes(detector, name):
     found = inspect(detector, ORDINARY[name])
     assert found.verdict == "pass", (name, found.rules, found.notes)
+
+
+@pytest.mark.slow
+def test_a_megabyte_of_every_styled_letter_is_scanned_to_the_end():
+    # Every styled letter occurs, so the fold is one translate() and not one pass per letter.
+    from proxy.detector import DetectorConfig
+    from proxy.detector.confusables import STYLED
+
+    detector = load_detector(DetectorConfig(time_budget_ms=120_000))
+    unit = "".join(sorted(STYLED)) + " "
+    text = (unit * ((1 << 20) // len(unit) + 1))[: 1 << 20] + "\n" + STYLED_ATTACK
+    found = inspect(detector, text)
+    assert not found.timed_out
+    assert "role_hijack.ignore_previous" in found.rules
+
+
+STYLED_ATTACK = "".join(SMALL_CAPS.get(c, c) for c in ATTACK.lower())

@@ -40,6 +40,8 @@ STYLED: dict[str, str] = {
        for i, letter in enumerate(_LETTERS)},  # regional indicators, parenthesised
 }
 STYLED_CHARS = frozenset(STYLED)
+_STYLED_TABLE = str.maketrans(STYLED)
+_FEW_STYLED = 8  # str.replace per letter is C speed; past a few letters translate() wins
 MAX_MIXED_WORDS = 256
 _FOLDABLE = re.escape("".join(chr(c) for c in FOLD))
 # A foldable letter touching a Latin one: the mark of a word that mixes scripts.
@@ -107,6 +109,9 @@ def _fold_all(text: str) -> str:
 def fold_styled(text: str, chars: set[str]) -> str:
     """Styled letters (STYLED) to the plain letters they draw; `chars`: the text's characters.
     Before NFKC, which would turn a parenthesised letter into three characters."""
-    for char in chars & STYLED_CHARS:
+    present = chars & STYLED_CHARS
+    if len(present) > _FEW_STYLED:  # one pass, not one per letter (a megabyte of all of them)
+        return text.translate(_STYLED_TABLE)
+    for char in present:
         text = text.replace(char, STYLED[char])
     return text
