@@ -18,6 +18,9 @@ strict expected failures.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from proxy.detector import load_detector
@@ -184,9 +187,6 @@ def test_a_standing_order_with_a_destination_is_withheld(detector):
 # poisoning 1 → 2, claimed consent 0 → 1; the phrase rules of this session caught almost none
 # of the fresh wordings. The misses below are strict expected failures (none was tuned on).
 def _independent() -> dict[str, list[dict[str, str]]]:
-    import json
-    from pathlib import Path
-
     path = Path(__file__).parent / "data" / "independent_batch.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -210,4 +210,28 @@ def test_independent_attack(detector, index):
 @pytest.mark.parametrize("index", range(len(INDEPENDENT["benign"])))
 def test_independent_ordinary_text_passes(detector, index):
     item = INDEPENDENT["benign"][index]
+    assert verdict(detector, item["text"]) == "pass", item["class"]
+
+
+# --- ordinary text close to this session's exfiltration rules --------------------------------
+# 90 texts a second helper wrote with the same restrictions (URL building, placeholders, chat
+# export, memory features, approvals, task updates: 15 each), measured once. A decision was
+# written down before reading them: if none were flagged by chat_into_url, fill_slot_with_chat
+# or conversation_out, those three would block alone. One was ("Do not put the user's name or
+# email in the query string"), so they warn. The two flagged (the other is send_secrets on
+# "To forward a conversation ... is posted with a link") are strict expected failures.
+NEAR_MISSES = json.loads(
+    (Path(__file__).parent / "data" / "benign_near_exfil.json").read_text(encoding="utf-8")
+)["benign"]
+FLAGGED_AT_MEASUREMENT = {1, 44}
+
+
+@pytest.mark.parametrize(
+    "index",
+    [i if i not in FLAGGED_AT_MEASUREMENT else pytest.param(
+        i, marks=pytest.mark.xfail(strict=True, reason="near-miss batch: flagged"))
+     for i in range(len(NEAR_MISSES))],
+)
+def test_ordinary_text_near_the_exfiltration_rules_passes(detector, index):
+    item = NEAR_MISSES[index]
     assert verdict(detector, item["text"]) == "pass", item["class"]
