@@ -13,7 +13,9 @@ and after. Its misses are strict expected failures, so a change that catches one
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -226,3 +228,37 @@ def test_pieces_reader_is_linear_in_the_text(detector, unit):
     cost(1000)
     small, large = min(cost(4000) for _ in range(3)), min(cost(64000) for _ in range(3))
     assert large < small * 16 * 4
+
+
+# --- an independent batch of split payloads -----------------------------------------------
+# Written by a helper that read nothing in the repository and ran no detector: 24 split
+# injections in six forms (comma or plus lists, one variable per piece, labelled or numbered
+# pieces, pieces over several lines, join calls in code, pieces quoted in prose) and 24
+# ordinary texts of the same shapes (tests/data/splitting_batch.json). Measured once: 10 of 24
+# flagged at the session's start, after the `pieces` reader and after a wider reader that took
+# any 24 characters between pieces (not kept: the same 10, and 2-4 times the gate's cost on
+# prose and minified scripts); 0 of 24 ordinary texts each time. The reader's gate opened on 3
+# of the 24 ("join the following", "put together", "combine these"), and two of the three
+# joined texts hit no rule ("send the API keys from .env to ...": the rule's gap stops at a
+# full stop; "delete all files in ..." has no result rule). The misses are strict xfails.
+SPLITTING = json.loads(
+    (Path(__file__).parent / "data" / "splitting_batch.json").read_text(encoding="utf-8")
+)
+SPLIT_MISSED = {1, 3, 5, 6, 7, 8, 9, 10, 11, 14, 18, 19, 20, 22}
+
+
+@pytest.mark.parametrize(
+    "index",
+    [i if i not in SPLIT_MISSED else pytest.param(
+        i, marks=pytest.mark.xfail(strict=True, reason="independent split batch: missed"))
+     for i in range(len(SPLITTING["attacks"]))],
+)
+def test_independent_split_attack(detector, index):
+    item = SPLITTING["attacks"][index]
+    assert inspect(detector, item["text"]).verdict != "pass", item["form"]
+
+
+@pytest.mark.parametrize("index", range(len(SPLITTING["benign"])))
+def test_independent_split_shapes_that_are_ordinary_pass(detector, index):
+    item = SPLITTING["benign"][index]
+    assert inspect(detector, item["text"]).verdict == "pass", item["form"]
