@@ -156,6 +156,7 @@ HOSTILE = {
     "reversed": " eht dna erongi ",
     "combining": "a\u0336\u0301",
     "upside_down": "ǝɹoubᴉ ʌʍʎ ",
+    "pieces": 'Join these: "ig", "nore", \'x\' + ',
 }
 
 
