@@ -13,14 +13,13 @@ and after. Its misses are strict expected failures, so a change that catches one
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import pytest
 
 from proxy.detector import load_detector
 from proxy.detector import readers as R
+from tests import batches
 
 
 @pytest.fixture(scope="module")
@@ -241,18 +240,12 @@ def test_pieces_reader_is_linear_in_the_text(detector, unit):
 # of the 24 ("join the following", "put together", "combine these"), and two of the three
 # joined texts hit no rule ("send the API keys from .env to ...": the rule's gap stops at a
 # full stop; "delete all files in ..." has no result rule). The misses are strict xfails.
-SPLITTING = json.loads(
-    (Path(__file__).parent / "data" / "splitting_batch.json").read_text(encoding="utf-8")
-)
+SPLITTING = batches.load("splitting_batch.json")
 SPLIT_MISSED = {1, 3, 5, 6, 7, 8, 9, 10, 11, 14, 18, 19, 20, 22}
 
 
-@pytest.mark.parametrize(
-    "index",
-    [i if i not in SPLIT_MISSED else pytest.param(
-        i, marks=pytest.mark.xfail(strict=True, reason="independent split batch: missed"))
-     for i in range(len(SPLITTING["attacks"]))],
-)
+@pytest.mark.parametrize("index", batches.indices(
+    len(SPLITTING["attacks"]), SPLIT_MISSED, "independent split batch: missed"))
 def test_independent_split_attack(detector, index):
     item = SPLITTING["attacks"][index]
     assert inspect(detector, item["text"]).verdict != "pass", item["form"]

@@ -18,12 +18,10 @@ strict expected failures.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from proxy.detector import load_detector
+from tests import batches
 
 
 @pytest.fixture(scope="module")
@@ -186,22 +184,13 @@ def test_a_standing_order_with_a_destination_is_withheld(detector):
 # ordinary texts flagged before and after. What changed: styled Unicode 1 → 6 of 6, memory
 # poisoning 1 → 2, claimed consent 0 → 1; the phrase rules of this session caught almost none
 # of the fresh wordings. The misses below are strict expected failures (none was tuned on).
-def _independent() -> dict[str, list[dict[str, str]]]:
-    path = Path(__file__).parent / "data" / "independent_batch.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-INDEPENDENT = _independent()
+INDEPENDENT = batches.load("independent_batch.json")
 MISSED_AT_MEASUREMENT = {2, 3, 4, 5, 8, 9, 11, 15, 16, 17, 19, 20, 22, 23, 25, 26, 27, 28, 29, 31,
                          32, 33, 43, 44, 45, 47}
 
 
-@pytest.mark.parametrize(
-    "index",
-    [i if i not in MISSED_AT_MEASUREMENT else pytest.param(
-        i, marks=pytest.mark.xfail(strict=True, reason="independent batch: missed"))
-     for i in range(len(INDEPENDENT["attacks"]))],
-)
+@pytest.mark.parametrize("index", batches.indices(
+    len(INDEPENDENT["attacks"]), MISSED_AT_MEASUREMENT, "independent batch: missed"))
 def test_independent_attack(detector, index):
     item = INDEPENDENT["attacks"][index]
     assert verdict(detector, item["text"]) != "pass", item["class"]
@@ -220,18 +209,12 @@ def test_independent_ordinary_text_passes(detector, index):
 # or conversation_out, those three would block alone. One was ("Do not put the user's name or
 # email in the query string"), so they warn. The two flagged (the other is send_secrets on
 # "To forward a conversation ... is posted with a link") are strict expected failures.
-NEAR_MISSES = json.loads(
-    (Path(__file__).parent / "data" / "benign_near_exfil.json").read_text(encoding="utf-8")
-)["benign"]
+NEAR_MISSES = batches.load("benign_near_exfil.json")["benign"]
 FLAGGED_AT_MEASUREMENT = {1, 44}
 
 
-@pytest.mark.parametrize(
-    "index",
-    [i if i not in FLAGGED_AT_MEASUREMENT else pytest.param(
-        i, marks=pytest.mark.xfail(strict=True, reason="near-miss batch: flagged"))
-     for i in range(len(NEAR_MISSES))],
-)
+@pytest.mark.parametrize("index", batches.indices(
+    len(NEAR_MISSES), FLAGGED_AT_MEASUREMENT, "near-miss batch: flagged"))
 def test_ordinary_text_near_the_exfiltration_rules_passes(detector, index):
     item = NEAR_MISSES[index]
     assert verdict(detector, item["text"]) == "pass", item["class"]
