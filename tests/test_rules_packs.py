@@ -112,7 +112,9 @@ def test_linter_reports_examples_that_do_not_behave(tmp_path):
 
 @pytest.mark.parametrize(
     "pattern",
-    ["(a+)+b", "(a|aa){1,30}b", "(a?){25}a{25}", r"(\w)\1", "a.{0,99}b.{0,99}c.{0,99}d", "x?"],
+    ["(a+)+b", "(a|aa){1,30}b", "(a?){25}a{25}", r"(\w)\1", "a.{0,99}b.{0,99}c.{0,99}d", "x?",
+     r"(?:[^.]|[^,]x){0,40}b", r"(?:[a-f]|[d-z]x){0,40}b", r"(?:\s|\.x){0,40}b",
+     r"(?:[^.]|\.[^\s.]|[^,]){0,40}b"],
 )
 def test_redos_check_rejects_catastrophic_shapes(pattern):
     assert pattern_problems(pattern)
@@ -120,7 +122,8 @@ def test_redos_check_rejects_catastrophic_shapes(pattern):
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"\bignore\b[^.]{0,30}?\bprevious\b", r"(?:\.\./){3,12}", r"https?://\S{1,200} and"],
+    [r"\bignore\b[^.]{0,30}?\bprevious\b", r"(?:\.\./){3,12}", r"https?://\S{1,200} and",
+     r"\bsend (?:[^.;]|\.[^\s.;]){0,40}?\bkeys\b", r"(?:[a-c]|d[a-z]|e){0,9}x"],
 )
 def test_redos_check_accepts_bounded_linear_patterns(pattern):
     assert pattern_problems(pattern) == []

@@ -7,7 +7,10 @@ parser and reject the shapes that can blow up:
 - unbounded quantifiers (`*`, `+`, `{n,}`): a match must fit the scan window's overlap, so every
   pattern has a bounded width (write `.{0,40}` instead of `.*`);
 - a variable quantifier or an alternation inside a repeated group (`(a+)+`, `(a?){20}`,
-  `(a|ab){0,9}`): nested ambiguity, the classic exponential case;
+  `(a|ab){0,9}`): nested ambiguity, the classic exponential case. An alternation whose
+  branches begin with characters no other branch can begin with (`(?:[^.]|\\.[^\\s.]){0,40}`:
+  anything but a dot, or a dot inside a token) is allowed: at each step one branch at most can
+  go on, so there is nothing to backtrack into;
 - backreferences (no linear-time guarantee at all);
 - chains of gaps whose product of choices per start position is too large (polynomial blow-up
   such as `a.{0,90}b.{0,90}c.{0,90}d`);
@@ -28,7 +31,7 @@ sre_c: Any = importlib.import_module(
     "re._constants" if sys.version_info >= (3, 11) else "sre_constants"
 )
 
-CHECKER_VERSION = 2  # bump when a check changes, so remembered verdicts are re-checked
+CHECKER_VERSION = 3  # bump when a check changes, so remembered verdicts are re-checked
 MAX_MATCH_WIDTH = 1000  # also the overlap between scan windows
 MAX_COST = 50_000  # estimated match attempts per start position
 
@@ -104,13 +107,66 @@ def _walk(items: list[Any], problems: list[str], *, inside_repeat: bool) -> None
             repeated = high > 1
             _walk(list(av[2]), problems, inside_repeat=inside_repeat or repeated)
             continue
-        if op is sre_c.BRANCH and inside_repeat:
+        if op is sre_c.BRANCH and inside_repeat and not _distinct_starts(av[1]):
             problems.append(
                 "alternation inside a repeated group can backtrack exponentially; repeat a "
                 "character class instead"
             )
         for child in _children(op, av):
             _walk(child, problems, inside_repeat=inside_repeat)
+
+
+# A set of first characters: (negated, chars) is "any character but these" when negated.
+FirstSet = tuple[bool, frozenset[str]]
+
+
+def _first_set(items: list[Any]) -> FirstSet | None:
+    """The characters a branch can begin with, where the branch starts with a literal or a
+    class of literals and ranges; None where it cannot be told simply (then it counts as
+    overlapping everything)."""
+    if not items:
+        return None
+    op, av = items[0]
+    if op is sre_c.LITERAL:
+        return False, frozenset(chr(av))
+    if op is sre_c.NOT_LITERAL:
+        return True, frozenset(chr(av))
+    if op is sre_c.SUBPATTERN:
+        return _first_set(list(av[3]))
+    if op is not sre_c.IN:
+        return None
+    negated, chars = False, set()
+    for kind, value in av:
+        if kind is sre_c.NEGATE:
+            negated = True
+        elif kind is sre_c.LITERAL:
+            chars.add(chr(value))
+        elif kind is sre_c.RANGE and value[1] - value[0] < 256:
+            chars.update(chr(c) for c in range(value[0], value[1] + 1))
+        else:
+            return None  # categories (\s, \w) and wide ranges: not told simply
+    return negated, frozenset(chars)
+
+
+def _disjoint(a: FirstSet, b: FirstSet) -> bool:
+    (neg_a, set_a), (neg_b, set_b) = a, b
+    if neg_a and neg_b:
+        return False  # two "anything but" sets always share characters
+    if neg_a:
+        return set_b <= set_a
+    if neg_b:
+        return set_a <= set_b
+    return not set_a & set_b
+
+
+def _distinct_starts(branches: list[Any]) -> bool:
+    firsts = [_first_set(list(branch)) for branch in branches]
+    if any(first is None for first in firsts):
+        return False
+    known = [first for first in firsts if first is not None]
+    return all(
+        _disjoint(known[i], known[j]) for i in range(len(known)) for j in range(i + 1, len(known))
+    )
 
 
 def _cost(items: list[Any], *, tail: bool = False) -> int:
