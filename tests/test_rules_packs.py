@@ -114,7 +114,8 @@ def test_linter_reports_examples_that_do_not_behave(tmp_path):
     "pattern",
     ["(a+)+b", "(a|aa){1,30}b", "(a?){25}a{25}", r"(\w)\1", "a.{0,99}b.{0,99}c.{0,99}d", "x?",
      r"(?:[^.]|[^,]x){0,40}b", r"(?:[a-f]|[d-z]x){0,40}b", r"(?:\s|\.x){0,40}b",
-     r"(?:[^.]|\.[^\s.]|[^,]){0,40}b"],
+     r"(?:[^.]|\.[^\s.]|[^,]){0,40}b", r"(?i:ab|Ab){0,30}c", r"(?i)(?:ab|Ab){0,30}c",
+     r"(?si)(?:ab|Ab){0,30}c"],
 )
 def test_redos_check_rejects_catastrophic_shapes(pattern):
     assert pattern_problems(pattern)

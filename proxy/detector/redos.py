@@ -10,7 +10,7 @@ parser and reject the shapes that can blow up:
   `(a|ab){0,9}`): nested ambiguity, the classic exponential case. An alternation whose
   branches begin with characters no other branch can begin with (`(?:[^.]|\\.[^\\s.]){0,40}`:
   anything but a dot, or a dot inside a token) is allowed: at each step one branch at most can
-  go on, so there is nothing to backtrack into;
+  go on, so there is nothing to backtrack into (not under `(?i)`, where `a` and `A` overlap);
 - backreferences (no linear-time guarantee at all);
 - chains of gaps whose product of choices per start position is too large (polynomial blow-up
   such as `a.{0,90}b.{0,90}c.{0,90}d`);
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from itertools import combinations
 from typing import Any
 
 # The standard library's own regex parser (re._parser since 3.11, sre_parse before).
@@ -31,7 +32,7 @@ sre_c: Any = importlib.import_module(
     "re._constants" if sys.version_info >= (3, 11) else "sre_constants"
 )
 
-CHECKER_VERSION = 3  # bump when a check changes, so remembered verdicts are re-checked
+CHECKER_VERSION = 4  # bump when a check changes, so remembered verdicts are re-checked
 MAX_MATCH_WIDTH = 1000  # also the overlap between scan windows
 MAX_COST = 50_000  # estimated match attempts per start position
 
@@ -49,7 +50,8 @@ def pattern_problems(pattern: str) -> list[str]:
     except Exception as exc:  # re.error, and RecursionError on absurd nesting
         return [f"pattern does not compile: {exc}"]
     problems: list[str] = []
-    _walk(list(parsed), problems, inside_repeat=False)
+    folds_case = bool(parsed.state.flags & sre_c.SRE_FLAG_IGNORECASE)
+    _walk(list(parsed), problems, inside_repeat=False, folds_case=folds_case)
     low, high = parsed.getwidth()
     if high > MAX_MATCH_WIDTH and not any("unbounded" in p for p in problems):
         problems.append(
@@ -91,7 +93,10 @@ def _children(op: Any, av: Any) -> list[list[Any]]:
     return []
 
 
-def _walk(items: list[Any], problems: list[str], *, inside_repeat: bool) -> None:
+def _walk(
+    items: list[Any], problems: list[str], *, inside_repeat: bool, folds_case: bool
+) -> None:
+    """`folds_case`: under (?i), where branches that begin with "a" and "A" overlap."""
     for op, av in items:
         if op in (sre_c.GROUPREF, sre_c.GROUPREF_EXISTS):
             problems.append("backreferences are not allowed (no linear-time guarantee)")
@@ -105,15 +110,20 @@ def _walk(items: list[Any], problems: list[str], *, inside_repeat: bool) -> None
                     "backtrack exponentially"
                 )
             repeated = high > 1
-            _walk(list(av[2]), problems, inside_repeat=inside_repeat or repeated)
+            _walk(list(av[2]), problems, inside_repeat=inside_repeat or repeated,
+                  folds_case=folds_case)
             continue
-        if op is sre_c.BRANCH and inside_repeat and not _distinct_starts(av[1]):
+        if op is sre_c.SUBPATTERN and av[1] & sre_c.SRE_FLAG_IGNORECASE:
+            folds_case_here = True
+        else:
+            folds_case_here = folds_case
+        if op is sre_c.BRANCH and inside_repeat and (folds_case or not _distinct_starts(av[1])):
             problems.append(
                 "alternation inside a repeated group can backtrack exponentially; repeat a "
                 "character class instead"
             )
         for child in _children(op, av):
-            _walk(child, problems, inside_repeat=inside_repeat)
+            _walk(child, problems, inside_repeat=inside_repeat, folds_case=folds_case_here)
 
 
 # A set of first characters: (negated, chars) is "any character but these" when negated.
@@ -161,12 +171,8 @@ def _disjoint(a: FirstSet, b: FirstSet) -> bool:
 
 def _distinct_starts(branches: list[Any]) -> bool:
     firsts = [_first_set(list(branch)) for branch in branches]
-    if any(first is None for first in firsts):
-        return False
     known = [first for first in firsts if first is not None]
-    return all(
-        _disjoint(known[i], known[j]) for i in range(len(known)) for j in range(i + 1, len(known))
-    )
+    return len(known) == len(firsts) and all(_disjoint(a, b) for a, b in combinations(known, 2))
 
 
 def _cost(items: list[Any], *, tail: bool = False) -> int:
