@@ -40,8 +40,8 @@ STYLED: dict[str, str] = {
        for i, letter in enumerate(_LETTERS)},  # regional indicators, parenthesised
 }
 STYLED_CHARS = frozenset(STYLED)
-_STYLED_TABLE = str.maketrans(STYLED)
-_FEW_STYLED = 8  # str.replace per letter is C speed; past a few letters translate() wins
+_STYLED_TABLE: dict[int, str] = str.maketrans(STYLED)
+_FEW = 8  # str.replace per character is C speed; past a few characters one translate() wins
 MAX_MIXED_WORDS = 256
 _FOLDABLE = re.escape("".join(chr(c) for c in FOLD))
 # A foldable letter touching a Latin one: the mark of a word that mixes scripts.
@@ -99,19 +99,21 @@ def _mostly_latin(text: str) -> bool:
 
 
 def _fold_all(text: str) -> str:
-    # str.replace per distinct look-alike present: C speed, where translate() on non-ASCII text
-    # looks up a dict for every character.
-    for char in set(text) & _FOLD_CHARS:
-        text = text.replace(char, FOLD[ord(char)])
-    return text
+    return _replace(text, set(text) & _FOLD_CHARS, FOLD)
 
 
 def fold_styled(text: str, chars: set[str]) -> str:
     """Styled letters (STYLED) to the plain letters they draw; `chars`: the text's characters.
     Before NFKC, which would turn a parenthesised letter into three characters."""
-    present = chars & STYLED_CHARS
-    if len(present) > _FEW_STYLED:  # one pass, not one per letter (a megabyte of all of them)
-        return text.translate(_STYLED_TABLE)
+    return _replace(text, chars & STYLED_CHARS, _STYLED_TABLE)
+
+
+def _replace(text: str, present: set[str], table: dict[int, str]) -> str:
+    """Each character of `present` replaced by table[ord(char)]: str.replace per character
+    (C speed, where translate() on non-ASCII text looks up a dict for every character), or one
+    translate() where many are present (a megabyte of all of them: one pass, not 130)."""
+    if len(present) > _FEW:
+        return text.translate(table)
     for char in present:
-        text = text.replace(char, STYLED[char])
+        text = text.replace(char, table[ord(char)])
     return text

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from proxy.detector import native, readers, unrendered
-from proxy.detector.confusables import STYLED_CHARS, fold_confusables, fold_styled
+from proxy.detector.confusables import fold_confusables, fold_styled
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.marks import COMMENT
 from proxy.detector.re2spans import found as re2_found
@@ -508,8 +508,7 @@ def _base(
         if chars & _INVISIBLE_CHARS:
             text, invisible_signals = remove_invisible(text)
             out.signals |= invisible_signals
-        if chars & STYLED_CHARS:
-            text = fold_styled(text, chars)
+        text = fold_styled(text, chars)
         text = nfkc(text)
         if not text.isascii():
             text = fold_confusables(text)

@@ -446,16 +446,16 @@ _NONE = (False,) * len(READERS)
 # or Tango is one of the words, character codes where one is of a lower-case letter (octal
 # \1.., binary 0110...., decimal 100 to 119 after a comma or, spaced, with both " 10" and
 # " 11"), reversed text where a reversed "the", "and", "all" or "you" is, upside-down text where
-# one of its letters is (in text that is not ASCII), quoted pieces where a
-# quote meets a comma or a plus sign and a word tells the reader to join them (JSON and code
-# have the first on every line; the pieces are only a message where the text asks for the join).
+# one of its letters is (in text that is not ASCII), quoted pieces where a quote meets a comma
+# or a plus sign and a word tells the reader to join them (JSON and code have the first on
+# every line; the pieces are only a message where the text asks for the join).
 _NO_CHARS: frozenset[str] = frozenset()
 # Two quotes about a comma or a plus sign (prose has a quote before a comma, rarely before
 # another quote), and words of an order to join; each starts with a pair of bytes that is rare
 # in English, as every needle whose first two bytes occur costs the walk a look.
 _PIECE_SEPARATORS = (b'","', b'", "', b"','", b"', '", b"`,", b'+ "', b"+ '", b'+"', b"+'")
-_JOIN_WORDS = (b"ncatenat", b"oin th", b"Join th", b"mbine ", b"mbine:", b"ssemble th",
-               b"ppend th", b"spaces", b"ogether")
+_JOIN_WORDS = (b"ncatenat", b"oin th", b"mbine ", b"mbine:", b"ssemble th", b"ppend th",
+               b"spaces", b"ogether")
 Gate = tuple[tuple[tuple[bytes, ...], ...], bytes | None, frozenset[str]]
 _GATES: tuple[Gate, ...] = (
     (((b"===",),), None, _NO_CHARS),
