@@ -9,7 +9,9 @@ through six realistic kinds (bench/payloads.py: prose, a JSON API response, sour
 file, a base64 blob, minified JavaScript), every call's text a different window of its source.
 
 Targets: `direct` (the upstream alone), `raw_relay` (bench/raw_relay.py, the floor for any
-asyncio stdio relay), `gatewatch` (`gatewatch run` with its defaults: policy engine, pins,
+asyncio stdio relay), `json_relay` and `parse_relay` (bench/parse_relay.py, the floors for a
+relay that reads what it carries: every frame parsed, and one RE2 search of each call's texts
+with the result rules), `gatewatch` (`gatewatch run` with its defaults: policy engine, pins,
 detector on arguments and results, taint, audit), `bulwark` and `bulwark+det` (bulwark-mcp with
 its detector off and on, if installed), and `gw_passthru` (gatewatch relaying a method it does
 not inspect, `bench/echo`, for contrast). Per size and target: p50 / p99 of one call at a time,
@@ -108,6 +110,12 @@ def specs(with_bulwark: bool, home: Path, bases: dict[str, Path] | None = None) 
     out = [
         Spec("direct", lambda db: upstream_cmd()),
         Spec("raw_relay", lambda db: [PY, str(ROOT / "bench" / "raw_relay.py"), *upstream_cmd()]),
+        # The floors of a relay that reads what it carries: JSON parsed, and one RE2 search of
+        # each call's texts with the result rules (bench/parse_relay.py).
+        Spec("json_relay", lambda db: [PY, str(ROOT / "bench" / "parse_relay.py"), "--no-search",
+                                       *upstream_cmd()]),
+        Spec("parse_relay", lambda db: [PY, str(ROOT / "bench" / "parse_relay.py"),
+                                        *upstream_cmd()]),
         Spec("gatewatch", gatewatch_cmd, gatewatch=True),
         Spec("gw_passthru", gatewatch_cmd, method="bench/echo", gatewatch=True),
     ]
@@ -416,7 +424,7 @@ def ratios(results: dict[str, dict[str, float]]) -> dict[str, float]:
             b = results[base]
             out[f"p50 gw/{base}"] = gw["p50_ms"] / b["p50_ms"]
             out[f"rps gw/{base}"] = gw["pipelined_rps"] / b["pipelined_rps"]
-    pairs = [("gw_nodet", "raw_relay")]
+    pairs = [("gw_nodet", "raw_relay"), ("json_relay", "raw_relay"), ("parse_relay", "raw_relay")]
     for name in results:
         if name.startswith("gw_") and not name.endswith("_nodet") and name != "gw_passthru" and (
             name != "gw_nodet"
