@@ -119,7 +119,9 @@ SHELL_EXFILTRATION: dict[str, str] = {
 SHELL_ORDINARY: dict[str, str] = {
     "copy_public_key": "cat ~/.ssh/id_ed25519.pub | ssh admin@host 'cat >> ~/.ssh/authorized_keys'",
     "install_pipe": "curl -fsSL https://get.example.sh | sh",
-    "env_example": "cp .env.example .env and fill in your keys; then run curl localhost:3000/health",
+    "env_example": (
+        "cp .env.example .env and fill in your keys; then run curl localhost:3000/health"
+    ),
     "post_json_file": "curl -X POST -d @payload.json https://api.example/v1/items",
     "env_grep": "env | grep NODE_ to see which variables are set",
 }
