@@ -1,8 +1,8 @@
 """Readers for the other ways text is smuggled past a pattern: base32 (padded), Ascii85 (`<~ ~>`),
 uuencode, quoted-printable, MIME encoded-words, Morse code, Braille, NATO spelling, character
 codes (decimal, octal and `\\u` escapes, `U+` code points, 8-bit binary), text reversed,
-letters buried under combining marks, text turned upside down, and text split into quoted
-pieces to be joined again.
+letters buried under combining marks, text turned upside down, text split into quoted
+pieces to be joined again, and words cut with a hyphen at a line's end.
 
 Each reader has a gate (_GATES) and an RE2 pattern searched only where the gate opens; a reader
 runs only where its pattern matched, finds its spans with RE2 (linear: no input makes it
@@ -409,6 +409,41 @@ def _pieces(text: str, data: bytes) -> list[str]:
     return ["\n".join(found)] if found else []
 
 
+# --- words cut at a line's end ---------------------------------------------------------------
+# A word hyphenated across two lines, as justified text and PDF extraction leave it and as an
+# attacker cuts it so that no rule sees it whole: "Ig-\nnore all pre-\nvious in-\nstructions".
+# The lines around each cut are read with the cuts joined (a letter, a hyphen, the line break,
+# up to eight spaces or tabs, a letter).
+_CUT_WORD = r"\pL-\r?\n[ \t]{0,8}\pL"
+_CUT = re.compile(r"(?<=[^\W\d_])-\n[ \t]{0,8}(?=[^\W\d_])")
+
+
+def _cut_words(text: str, data: bytes) -> list[str]:
+    """Every run of lines joined by cut words, the cuts joined, the runs one per line of a
+    single text (a hyphenated manual page is read once, not once per cut)."""
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    runs: list[list[int]] = []
+    at = text.find("-\n")
+    while at >= 0:
+        after = at + 2
+        while after < len(text) and after - at < 10 and text[after] in " \t":
+            after += 1
+        if at > 0 and text[at - 1].isalpha() and after < len(text) and text[after].isalpha():
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at + 2)
+            end = len(text) if end < 0 else end
+            if runs and start <= runs[-1][1]:
+                runs[-1][1] = end
+            elif len(runs) < _MAX_CHUNKS:
+                runs.append([start, end])
+            else:
+                break
+        at = text.find("-\n", at + 2)
+    joined = [_CUT.sub("", text[a:b]) for a, b in runs]
+    return ["\n".join(j for j in joined if j)] if runs else []
+
+
 _BRAILLE_CHARS = frozenset(chr(c) for c in range(0x2801, 0x2900))
 _MARK_SET = frozenset(
     chr(c) for lo, hi in ((0x300, 0x36F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
@@ -432,6 +467,7 @@ READERS: tuple[Reader, ...] = (
     ("combining", _COMBINING, _combining),
     ("upside_down", _UPSIDE_DOWN, _upside_down),
     ("pieces", _PIECES, _pieces),
+    ("cut_words", _CUT_WORD, _cut_words),
 )
 _NONE = (False,) * len(READERS)
 
@@ -448,7 +484,8 @@ _NONE = (False,) * len(READERS)
 # " 11"), reversed text where a reversed "the", "and", "all" or "you" is, upside-down text where
 # one of its letters is (in text that is not ASCII), quoted pieces where a quote meets a comma
 # or a plus sign and a word tells the reader to join them (JSON and code have the first on
-# every line; the pieces are only a message where the text asks for the join).
+# every line; the pieces are only a message where the text asks for the join), words cut at a
+# line's end where a hyphen ends a line.
 _NO_CHARS: frozenset[str] = frozenset()
 # Two quotes about a comma or a plus sign (prose has a quote before a comma, rarely before
 # another quote), and words of an order to join; each starts with a pair of bytes that is rare
@@ -473,6 +510,7 @@ _GATES: tuple[Gate, ...] = (
     ((), None, _MARK_SET),
     ((), None, _UPSIDE_MARKS),
     (tuple((sep, word) for sep in _PIECE_SEPARATORS for word in _JOIN_WORDS), None, _NO_CHARS),
+    (((b"-\n",), (b"-\r\n",)), None, _NO_CHARS),
 )
 assert len(_GATES) == len(READERS)
 _READER_NEEDLES = tuple(
