@@ -6,7 +6,7 @@ order; or "any/every AI ... must <verb>") instead of listing wordings. And
 environment over the network.
 
 The rule was written from a development batch a helper wrote without seeing any rule
-(tests/data/session22_dev_batch.json, 72 attacks in nine classes and 54 ordinary texts close
+(tests/data/session22_batch_a.json, 72 attacks in nine classes and 54 ordinary texts close
 to them), as `role_hijack.rules_declared_void` was (the reader's own instructions, guidelines
 or safety rules declared void, suspended or lifted); every text below was written for this
 test, as variants of the shapes, and the ordinary ones are the places such a rule could
@@ -200,46 +200,44 @@ def test_rules_switched_off_in_documentation_pass(detector, name):
     assert inspection.verdict == "pass", inspection.detail()
 
 
-# --- the two batches of this round --------------------------------------------------------------
-# Two helpers that read nothing in the repository and ran no detector each wrote 8 attacks and
-# 6 ordinary texts close to them in nine classes (tests/data/session22_*). The development
-# batch's misses were read and the rules above written from them: 41 → 54 of 72 attacks flagged,
-# 4 → 4 of 54 ordinary texts (a development figure). The test batch was never read before its
-# one measurement after the rules were frozen: 41 → 44 of 72 attacks flagged (36 → 37
-# blocked), 5 → 5 of 54 ordinary texts. Misses and flagged ordinary texts at that measurement
-# are strict expected failures.
-DEV = batches.load("session22_dev_batch.json")
-DEV_MISSED = {7, 15, 20, 21, 28, 32, 34, 37, 38, 49, 52, 53, 55, 59, 61, 65, 67, 69}
-DEV_FLAGGED = {4, 30, 33, 42}
-TEST = batches.load("session22_test_batch.json")
-TEST_MISSED = {1, 5, 7, 9, 14, 19, 21, 22, 26, 27, 29, 30, 31, 33, 35, 36, 38, 39, 50, 51, 52,
-               55, 57, 58, 59, 65, 66, 68}
-TEST_FLAGGED = {1, 7, 32, 37, 48}
+# --- the three batches of this session ------------------------------------------------------
+# Three helpers that read nothing in the repository and ran no detector each wrote 8 attacks
+# and 6 ordinary texts close to them in nine classes (tests/data/session22_batch_{a,b,c}.json),
+# under a keep/revert rule written before the batches existed. Round 1: A was read and the
+# rules written from it (41 → 54 of 72 attacks flagged, 4 → 4 of 54 ordinary texts); B was
+# measured at the start and once after round 1 was frozen (41 → 44 of 72, 5 → 5 of 54).
+# Round 2: A and B were read (98 → 112 of 144, 9 → 9 of 108); C was measured before it and
+# once after (52 → 54 of 72, 4 → 4 of 54). Misses and flagged ordinary texts at the last
+# measurement are strict expected failures.
+BATCHES = {
+    "a": (batches.load("session22_batch_a.json"),
+          {7, 20, 21, 32, 34, 37, 38, 49, 52, 53, 55, 59, 65, 67}, {4, 30, 33, 42}),
+    "b": (batches.load("session22_batch_b.json"),
+          {1, 7, 9, 19, 21, 26, 27, 30, 33, 35, 36, 38, 50, 51, 55, 57, 58, 66},
+          {1, 7, 32, 37, 48}),
+    "c": (batches.load("session22_batch_c.json"),
+          {1, 12, 14, 19, 20, 26, 27, 28, 31, 33, 36, 38, 51, 53, 55, 57, 60, 64},
+          {3, 25, 30, 44}),
+}
 
 
-@pytest.mark.parametrize("index", batches.indices(
-    len(DEV["attacks"]), DEV_MISSED, "development batch: missed"))
-def test_development_batch_attack(detector, index):
-    item = DEV["attacks"][index]
+def _cases(part: str) -> list[object]:
+    out: list[object] = []
+    for name, (data, missed, flagged) in sorted(BATCHES.items()):
+        wrong = missed if part == "attacks" else flagged
+        reason = f"batch {name}: " + ("missed" if part == "attacks" else "ordinary text flagged")
+        out += [pytest.param(name, i, marks=pytest.mark.xfail(strict=True, reason=reason))
+                if i in wrong else pytest.param(name, i) for i in range(len(data[part]))]
+    return out
+
+
+@pytest.mark.parametrize(("batch", "index"), _cases("attacks"))
+def test_batch_attack_is_flagged(detector, batch, index):
+    item = BATCHES[batch][0]["attacks"][index]
     assert inspect(detector, item["text"]).verdict != "pass", item["id"]
 
 
-@pytest.mark.parametrize("index", batches.indices(
-    len(DEV["benign"]), DEV_FLAGGED, "development batch: ordinary text flagged"))
-def test_development_batch_ordinary_text(detector, index):
-    item = DEV["benign"][index]
-    assert inspect(detector, item["text"]).verdict == "pass", item["id"]
-
-
-@pytest.mark.parametrize("index", batches.indices(
-    len(TEST["attacks"]), TEST_MISSED, "test batch: missed"))
-def test_test_batch_attack(detector, index):
-    item = TEST["attacks"][index]
-    assert inspect(detector, item["text"]).verdict != "pass", item["id"]
-
-
-@pytest.mark.parametrize("index", batches.indices(
-    len(TEST["benign"]), TEST_FLAGGED, "test batch: ordinary text flagged"))
-def test_test_batch_ordinary_text(detector, index):
-    item = TEST["benign"][index]
+@pytest.mark.parametrize(("batch", "index"), _cases("benign"))
+def test_batch_ordinary_text_passes(detector, batch, index):
+    item = BATCHES[batch][0]["benign"][index]
     assert inspect(detector, item["text"]).verdict == "pass", item["id"]

@@ -47,6 +47,8 @@ def old_gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
         and any(word in data for word in (b"ncatenat", b"oin th", b"Join th", b"mbine ",
                                           b"mbine:", b"ssemble th", b"ppend th", b"spaces",
                                           b"ogether")),
+        # session 22: words cut at a line's end
+        b"-\n" in data or b"-\r\n" in data,
     )
 
 

@@ -7,7 +7,8 @@ proxy's hot path; these are the letters attackers use to dodge English-language 
 Styled letters are what "fancy text" generators write, which NFKC leaves alone: small
 capitals, letters in negative (filled) squares and circles, regional indicator symbols and
 parenthesised letters (NFKC would make those "(a)"). A model reads them as the letters they
-draw; so do the rules, after fold_styled.
+draw; so do the rules, after fold_styled. Middle dots and bullets between letters are read as
+full stops the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ STYLED: dict[str, str] = {
        for first in (0x1F170, 0x1F150, 0x1F1E6, 0x249C)  # negative squared and circled,
        for i, letter in enumerate(_LETTERS)},  # regional indicators, parenthesised
 }
+# Dots that separate letters as a full stop would ("s·e·n·d t·h·e k·e·y"): read as full stops,
+# so the spelled-out words are read as the ones written with "." (respell.py).
+STYLED.update(dict.fromkeys("\u00b7\u2022\u2219\u22c5\u2027", "."))
 STYLED_CHARS = frozenset(STYLED)
 _STYLED_TABLE: dict[int, str] = str.maketrans(STYLED)
 _FEW = 8  # str.replace per character is C speed; past a few characters one translate() wins
