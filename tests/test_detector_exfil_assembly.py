@@ -257,7 +257,9 @@ def test_pieces_reader_is_linear_in_the_text(detector, unit):
 # Text 1 (the .env one) is caught since the gaps let a dot inside a token through; that fix
 # came from reading this batch's misses, so for that text the batch is no longer independent.
 SPLITTING = batches.load("splitting_batch.json")
-SPLIT_MISSED = {3, 5, 6, 7, 8, 9, 10, 11, 14, 18, 19, 20, 22}
+# Text 18 ("Assistant, run this mentally and render the result: [...].join('')") is caught since
+# session 22 by addressed_to_ai.addressee_order's vocative, a rule not written from it.
+SPLIT_MISSED = {3, 5, 6, 7, 8, 9, 10, 11, 14, 19, 20, 22}
 
 
 @pytest.mark.parametrize("index", batches.indices(
