@@ -14,7 +14,7 @@ the text at all pays at least this; `gatewatch run` adds everything else it does
 from __future__ import annotations
 
 import asyncio
-import os
+import functools
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-LIMIT = 1 << 27  # frames up to 128 MB
+from bench import raw_relay
 
 
 def _search() -> Callable[[bytes], list[int]]:
@@ -67,28 +67,14 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
     writer.close()
 
 
-async def main(argv: list[str]) -> int:
+def run(argv: list[str]) -> int:
     if argv[:1] == ["--no-search"]:
         argv = argv[1:]
         search: Callable[[bytes], list[int]] = lambda data: []  # noqa: E731
     else:
         search = _search()
-    loop = asyncio.get_running_loop()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LIMIT
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    stdin = asyncio.StreamReader(limit=LIMIT)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stdin), os.fdopen(0, "rb", buffering=0)
-    )
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(1, "wb", buffering=0)
-    )
-    stdout = asyncio.StreamWriter(transport, protocol, None, loop)
-    await asyncio.gather(pump(stdin, proc.stdin, search), pump(proc.stdout, stdout, search))
-    return await proc.wait()
+    return asyncio.run(raw_relay.main(argv, functools.partial(pump, search=search)))
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(sys.argv[1:])))
+    sys.exit(run(sys.argv[1:]))

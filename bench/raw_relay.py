@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 
 LIMIT = 1 << 27  # frames up to 128 MB
 
@@ -23,7 +24,11 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
     writer.close()
 
 
-async def main(argv: list[str]) -> int:
+Pump = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def main(argv: list[str], pump: Pump = pump) -> int:
+    """Spawn argv and run `pump` both ways (bench/parse_relay.py passes one that reads)."""
     loop = asyncio.get_running_loop()
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LIMIT
