@@ -200,24 +200,28 @@ def test_rules_switched_off_in_documentation_pass(detector, name):
     assert inspection.verdict == "pass", inspection.detail()
 
 
-# --- the three batches of this session ------------------------------------------------------
-# Three helpers that read nothing in the repository and ran no detector each wrote 8 attacks
-# and 6 ordinary texts close to them in nine classes (tests/data/session22_batch_{a,b,c}.json),
-# under a keep/revert rule written before the batches existed. Round 1: A was read and the
-# rules written from it (41 → 54 of 72 attacks flagged, 4 → 4 of 54 ordinary texts); B was
-# measured at the start and once after round 1 was frozen (41 → 44 of 72, 5 → 5 of 54).
-# Round 2: A and B were read (98 → 112 of 144, 9 → 9 of 108); C was measured before it and
-# once after (52 → 54 of 72, 4 → 4 of 54). Misses and flagged ordinary texts at the last
-# measurement are strict expected failures.
+# --- the four batches of this session -------------------------------------------------------
+# Four helpers that read nothing in the repository and ran no detector each wrote 8 attacks
+# and 6 ordinary texts close to them in nine classes (tests/data/session22_batch_{a,b,c,d}.json),
+# under a keep/revert rule written before the batches existed. Each round read the batches
+# before it and was measured on one nobody had read: B after round 1 (41 → 44 of 72 attacks,
+# 5 → 5 of 54 ordinary texts), C after round 2 (52 → 54; 47 at the session's start; 4 → 4),
+# D after round 3 (47 → 49; 42 at the session's start; 5 → 5). Misses and flagged ordinary
+# texts at the last measurement are strict expected failures.
 BATCHES = {
     "a": (batches.load("session22_batch_a.json"),
-          {7, 20, 21, 32, 34, 37, 38, 49, 52, 53, 55, 59, 65, 67}, {4, 30, 33, 42}),
+          {7, 20, 21, 32, 34, 37, 38, 49, 52, 53, 55, 59, 65, 67},
+          {4, 30, 33, 42}),
     "b": (batches.load("session22_batch_b.json"),
-          {1, 7, 9, 19, 21, 26, 27, 30, 33, 35, 36, 38, 50, 51, 55, 57, 58, 66},
+          {1, 7, 19, 21, 26, 27, 30, 33, 35, 36, 38, 50, 51, 55, 57, 58, 66},
           {1, 7, 32, 37, 48}),
     "c": (batches.load("session22_batch_c.json"),
-          {1, 12, 14, 19, 20, 26, 27, 28, 31, 33, 36, 38, 51, 53, 55, 57, 60, 64},
+          {1, 12, 14, 19, 20, 27, 31, 33, 51, 53, 55, 57, 60},
           {3, 25, 30, 44}),
+    "d": (batches.load("session22_batch_d.json"),
+          {2, 9, 12, 13, 16, 18, 21, 25, 30, 36, 37, 38, 39, 43, 44, 46, 48, 54, 55, 57, 60, 66,
+           68},
+          {4, 9, 30, 31, 34}),
 }
 
 
