@@ -48,7 +48,8 @@ def old_gates(data: bytes, chars: set[str] | None) -> tuple[bool, ...]:
                                           b"mbine:", b"ssemble th", b"ppend th", b"spaces",
                                           b"ogether")),
         # session 22: words cut at a line's end
-        b"-\n" in data or b"-\r\n" in data,
+        b"-\n" in data or b"-\r\n" in data
+        or (wide and not some.isdisjoint("\u2010\u2011\u2212\u2013\u2014")),
     )
 
 

@@ -274,6 +274,10 @@ def remove_invisible(text: str) -> tuple[str, set[str]]:
     first = _ZERO_WIDTH_IN_WORD.search(text)
     if first is not None and _ZERO_WIDTH_IN_WORD.search(text, first.end()) is not None:
         signals.add("zero_width_in_words")
+    # A soft hyphen where the line breaks is drawn as a hyphen: keep it as one there, so a word
+    # cut at the line's end with it reads as cut (readers.py, cut_words), not as two words.
+    if "\u00ad\n" in text or "\u00ad\r\n" in text:
+        text = text.replace("\u00ad\n", "-\n").replace("\u00ad\r\n", "-\r\n")
     # str.replace per distinct character present runs at C speed; a regex sub builds one piece
     # per match and crawls on text that is one third zero-width characters.
     for char in set(text) & _INVISIBLE_CHARS:

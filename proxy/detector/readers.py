@@ -413,9 +413,18 @@ def _pieces(text: str, data: bytes) -> list[str]:
 # A word hyphenated across two lines, as justified text and PDF extraction leave it and as an
 # attacker cuts it so that no rule sees it whole: "Ig-\nnore all pre-\nvious in-\nstructions".
 # The lines around each cut are read with the cuts joined (a letter, a hyphen, the line break,
-# up to eight spaces or tabs, a letter).
-_CUT_WORD = r"\pL-\r?\n[ \t]{0,8}\pL"
-_CUT = re.compile(r"(?<=[^\W\d_])-\n[ \t]{0,8}(?=[^\W\d_])")
+# up to eight spaces or tabs, a letter). Any hyphen or dash counts: after NFKC the Unicode
+# hyphen, the minus sign and the dashes are still not "-" (a soft hyphen at a line break is
+# made one by normalize.remove_invisible). The gate looks at the characters before NFKC, which
+# turns the non-breaking hyphen into the Unicode one.
+_HYPHENS = "-\u2010\u2212\u2013\u2014"
+_CUT_CHARS = frozenset("\u2010\u2011\u2212\u2013\u2014")
+_CUT_WORD = r"\pL[-\x{2010}\x{2212}\x{2013}\x{2014}]\r?\n[ \t]{0,8}\pL"
+_CUT = re.compile(r"(?<=[^\W\d_])[" + _HYPHENS + r"]\n[ \t]{0,8}(?=[^\W\d_])")
+# The same cut without the letter before it, which is checked apart: a pattern that begins with
+# a class of six characters is searched quickly, one that begins with a look-behind is tried
+# at every position (30 ms on a megabyte of prose).
+_CUT_AT = re.compile(r"[" + _HYPHENS + r"]\n[ \t]{0,8}[^\W\d_]")
 
 
 def _cut_words(text: str, data: bytes) -> list[str]:
@@ -424,24 +433,19 @@ def _cut_words(text: str, data: bytes) -> list[str]:
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     runs: list[list[int]] = []
-    at = text.find("-\n")
-    while at >= 0:
-        after = at + 2
-        while after < len(text) and after - at < 10 and text[after] in " \t":
-            after += 1
-        if at > 0 and text[at - 1].isalpha() and after < len(text) and text[after].isalpha():
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", at + 2)
-            end = len(text) if end < 0 else end
-            if runs and start <= runs[-1][1]:
-                runs[-1][1] = end
-            elif len(runs) < _MAX_CHUNKS:
-                runs.append([start, end])
-            else:
-                break
-        at = text.find("-\n", at + 2)
-    joined = [_CUT.sub("", text[a:b]) for a, b in runs]
-    return ["\n".join(j for j in joined if j)] if runs else []
+    for cut in _CUT_AT.finditer(text):
+        if cut.start() == 0 or not text[cut.start() - 1].isalpha():
+            continue
+        start = text.rfind("\n", 0, cut.start()) + 1
+        end = text.find("\n", cut.end())
+        end = len(text) if end < 0 else end
+        if runs and start <= runs[-1][1]:
+            runs[-1][1] = end
+        elif len(runs) < _MAX_CHUNKS:
+            runs.append([start, end])
+        else:
+            break
+    return ["\n".join(_CUT.sub("", text[a:b]) for a, b in runs)] if runs else []
 
 
 _BRAILLE_CHARS = frozenset(chr(c) for c in range(0x2801, 0x2900))
@@ -485,7 +489,7 @@ _NONE = (False,) * len(READERS)
 # one of its letters is (in text that is not ASCII), quoted pieces where a quote meets a comma
 # or a plus sign and a word tells the reader to join them (JSON and code have the first on
 # every line; the pieces are only a message where the text asks for the join), words cut at a
-# line's end where a hyphen ends a line.
+# line's end where a hyphen ends a line (or a Unicode hyphen or dash is in the text).
 _NO_CHARS: frozenset[str] = frozenset()
 # Two quotes about a comma or a plus sign (prose has a quote before a comma, rarely before
 # another quote), and words of an order to join; each starts with a pair of bytes that is rare
@@ -510,7 +514,7 @@ _GATES: tuple[Gate, ...] = (
     ((), None, _MARK_SET),
     ((), None, _UPSIDE_MARKS),
     (tuple((sep, word) for sep in _PIECE_SEPARATORS for word in _JOIN_WORDS), None, _NO_CHARS),
-    (((b"-\n",), (b"-\r\n",)), None, _NO_CHARS),
+    (((b"-\n",), (b"-\r\n",)), None, _CUT_CHARS),
 )
 assert len(_GATES) == len(READERS)
 _READER_NEEDLES = tuple(
