@@ -41,8 +41,12 @@ STYLED: dict[str, str] = {
        for i, letter in enumerate(_LETTERS)},  # regional indicators, parenthesised
 }
 # Dots that separate letters as a full stop would ("s·e·n·d t·h·e k·e·y"): read as full stops,
-# so the spelled-out words are read as the ones written with "." (respell.py).
-STYLED.update(dict.fromkeys("\u00b7\u2022\u2219\u22c5\u2027", "."))
+# so the spelled-out words are read as the ones written with "." (respell.py). Middle dots
+# (Latin, Greek, word separator, katakana and its half-width form, runic), bullets, the
+# operator dots and the hyphenation point; before NFKC, which turns the Greek one into the Latin.
+STYLED.update(dict.fromkeys(
+    "\u00b7\u0387\u2e31\u30fb\uff65\u16eb\u2022\u2043\u25cf\u25e6\u2981\u2219\u22c5\u2027",
+    "."))
 STYLED_CHARS = frozenset(STYLED)
 _STYLED_TABLE: dict[int, str] = str.maketrans(STYLED)
 _FEW = 8  # str.replace per character is C speed; past a few characters one translate() wins
