@@ -26,8 +26,8 @@ from bench import raw_relay
 
 
 def _search() -> Callable[[bytes], list[int]]:
-    """The result rules' RE2 set (the rules read on the flattened text), as the scanner
-    searches one text that fits no window."""
+    """The result rules' RE2 set of the rules read on the flattened text, their exact
+    patterns (what the scanner searches a text longer than one window with)."""
     from proxy.detector.loader import load_detector
     from proxy.detector.scanner import CompiledRules
 
