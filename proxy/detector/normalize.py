@@ -421,6 +421,11 @@ class _Node:
     folded: tuple[str, str] | None = None
     scored: bool = True  # see Segment.scored
     marks: int | None = None  # marks.py's marks in `text`, where the readers' walk ran on it
+    # Whether rules that read line edges see this text too: the text, what was decoded or
+    # hidden in it; not the respellings of the whole text (leet, spelled-out words) nor what
+    # the readers of smuggled text read (pieces to join: thousands of characters in ordinary
+    # prose), which cost a scan more each for the few rules they could add to.
+    lines: bool = True
 
 
 def base(text: str, *, deadline: float | None = None, readers: bool = True) -> Base:
@@ -483,9 +488,10 @@ def _present(data: bytes) -> tuple[bool, ...] | None:
 
 
 def _base(
-    text: str, deadline: float | None, depth: int, kind: str, out: Base, scored: bool = True
+    text: str, deadline: float | None, depth: int, kind: str, out: Base, scored: bool = True,
+    lines: bool = True,
 ) -> _Node:
-    node = _Node(kind, "", [], scored=scored)
+    node = _Node(kind, "", [], scored=scored, lines=lines)
     events = node.events
     text, ansi_hiding = strip_ansi(text)
     if ansi_hiding:
@@ -528,7 +534,7 @@ def _base(
         marks = present[:_RUNS_AT] if present is not None else None
         for name, view in respelled_views(text, marks, deadline) if runs else ():
             events.append(f"decoded:{name}")
-            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out, scored))
+            events.append(_base(view, deadline, MAX_DEPTH, "decoded", out, scored, lines=False))
         # One C walk over the bytes: the readers' gates and the marks decode_chunks and
         # strip_markup would otherwise search the text for one by one (None: no extension).
         bits = readers.walk(data)
@@ -545,7 +551,7 @@ def _base(
             wanted = readers.present(data, chars, bits) if out.read else ()
             for name, value in readers.read(text, data, wanted) if any(wanted) else ():
                 events.append(f"decoded:{name}")
-                events.append(_base(value, deadline, depth + 1, "decoded", out, False))
+                events.append(_base(value, deadline, depth + 1, "decoded", out, False, lines=False))
         for part in hidden_parts:
             events.append(_base(part, deadline, depth + 1, "hidden", out, scored))
     return node
@@ -576,7 +582,11 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
         if text is node.text:
             node.folded = (folded, flat)
     out.segments.append(Segment(node.kind, flat, node.scored))
-    if node.kind == "text":
+    # What was decoded or hidden in the text, and its comments, get the line view too: an
+    # order written to an AI reader in base64 or an HTML comment is the same note.
+    if node.lines:
         out.segments.append(Segment("lines", folded))
     for body in comments:
         out.segments.append(Segment("comment", fold_case_and_space(body), node.scored))
+    if comments:
+        out.segments.append(Segment("lines", lines_view("\n".join(comments))))
