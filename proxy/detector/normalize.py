@@ -410,6 +410,11 @@ class Base:
     read: bool = True  # whether the readers of smuggled text run
 
 
+# Readers whose output is most of the text again (pieces to join: thousands of characters of
+# ordinary prose; the text with its cut words joined): no line view of it.
+WHOLE_TEXT_READERS = frozenset({"pieces", "cut_words"})
+
+
 @dataclass
 class _Node:
     kind: str
@@ -423,8 +428,8 @@ class _Node:
     marks: int | None = None  # marks.py's marks in `text`, where the readers' walk ran on it
     # Whether rules that read line edges see this text too: the text, what was decoded or
     # hidden in it; not the respellings of the whole text (leet, spelled-out words) nor what
-    # the readers of smuggled text read (pieces to join: thousands of characters in ordinary
-    # prose), which cost a scan more each for the few rules they could add to.
+    # the readers that return most of a text read (WHOLE_TEXT_READERS), which would cost a
+    # scan more each for the few rules they could add to.
     lines: bool = True
 
 
@@ -551,7 +556,8 @@ def _base(
             wanted = readers.present(data, chars, bits) if out.read else ()
             for name, value in readers.read(text, data, wanted) if any(wanted) else ():
                 events.append(f"decoded:{name}")
-                events.append(_base(value, deadline, depth + 1, "decoded", out, False, lines=False))
+                events.append(_base(value, deadline, depth + 1, "decoded", out, False,
+                                    lines=name not in WHOLE_TEXT_READERS))
         for part in hidden_parts:
             events.append(_base(part, deadline, depth + 1, "hidden", out, scored))
     return node
@@ -589,4 +595,4 @@ def _finish(node: _Node, markup: bool, out: Prepared) -> None:
     for body in comments:
         out.segments.append(Segment("comment", fold_case_and_space(body), node.scored))
     if comments:
-        out.segments.append(Segment("lines", lines_view("\n".join(comments))))
+        out.segments.append(Segment("lines", lines_view("\n".join(c.strip() for c in comments))))

@@ -319,11 +319,19 @@ def _decimal_codes(text: str, data: bytes) -> list[str]:
 
 # --- text reversed --------------------------------------------------------------------------
 # Reversed forms of the words injections are made of (the learned layer's word classes, five
-# letters or more, no palindromes): two on one line mark it as written backwards.
+# letters or more, no palindromes) and of the commonest short words whose reversals are not
+# words themselves ("eht", "rof", "siht"; not "dna", "era", "ton"): two on one line mark it as
+# written backwards. A note written backwards is mostly ordinary words ("tnuocca knab eht
+# egnahc"), which the class words alone did not reach.
+_REVERSED_SHORT = ("eht", "rof", "siht", "taht", "htiw", "morf", "ruoy", "uoy", "lla", "neht",
+                   "nehw", "eseht", "ereh")
+
+
 def _reversed_words() -> list[str]:
     from proxy.detector.lexicon import CLASS_OF
 
-    return sorted({w[::-1] for w in CLASS_OF if len(w) >= 5 and w != w[::-1] and w.isalpha()})
+    long = {w[::-1] for w in CLASS_OF if len(w) >= 5 and w != w[::-1] and w.isalpha()}
+    return sorted(long | set(_REVERSED_SHORT))
 
 
 _REVERSED = "(?i:\\b(?:" + "|".join(_reversed_words()) + ")\\b)"
