@@ -689,6 +689,16 @@ def rule_pack_examples(label: int) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def written_batches(part: str) -> list[str]:
+    """The attacks ("attacks") or ordinary texts ("benign") of the batches helpers wrote
+    without seeing any rule, sessions 22 and 23 (tests/data/session2[23]_batch_*.json, A to H).
+    Later batches (session24_batch_i.json, ...) are left out: they measure what these teach."""
+    out: list[str] = []
+    for path in sorted((ROOT / "tests" / "data").glob("session2[23]_batch_*.json")):
+        out += [item["text"] for item in json.loads(path.read_text(encoding="utf-8"))[part]]
+    return list(dict.fromkeys(out))
+
+
 def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
@@ -855,6 +865,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     # benign
     "rule_pack_examples": (1, lambda: rule_pack_examples(1)),
     "rule_pack_counterexamples": (0, lambda: rule_pack_examples(0)),
+    "written_batch_attacks": (1, lambda: written_batches("attacks")),
+    "written_batch_ordinary": (0, lambda: written_batches("benign")),
     "gatewatch_messages": (0, gatewatch_messages),
     "package_docs": (0, package_docs),
     "package_docs_rest": (0, package_docs_rest),
@@ -916,6 +928,10 @@ TRAIN_SOURCES = (
     # Benign text in German, French, Spanish, Italian and Portuguese: translated messages of two
     # wheels (bench/training-locales.lock, session 17).
     "locale_messages",
+    # The attacks and ordinary texts of the batches helpers wrote for the rules' rounds
+    # (sessions 22-23, tests/data), for the d0 variant only (session 24): never the shipped recipe.
+    "written_batch_attacks",
+    "written_batch_ordinary",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

@@ -119,6 +119,8 @@ AI_CODE = ("npm_ai_package_source",)
 # Session 17: translated messages in the lexicon's five other languages
 # (bench/training-locales.lock), benign text in the languages of the translated injections.
 LOCALES = ("locale_messages",)
+# Session 24: the batches helpers wrote for the rules' rounds (sessions 22-23, A to H).
+WRITTEN = ("written_batch_attacks", "written_batch_ordinary")
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -318,6 +320,14 @@ VARIANTS: dict[str, Variant] = {
     ),
     "c1_twice_locales": replace(
         _A0, doc="b1 + the same messages", sources=_A0.sources + LOCALES, translated=2
+    ),
+    # Session 24, linear-13, written down (docs/detector.md) before any held-out figure of it:
+    # c0 with the helpers' written batches A-H, measured on batch I, which it never saw.
+    "d0_written_batches": replace(
+        _A0,
+        doc="c0 + the 576 attacks and 432 ordinary texts of the written batches A-H",
+        sources=_A0.sources + LOCALES + WRITTEN,
+        translated=1,
     ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
@@ -955,7 +965,7 @@ def main() -> int:
     from proxy.detector.model import model_path
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=model_path().with_name(CANDIDATE))
+    parser.add_argument("--out", type=Path, help=f"default: packs/models/{CANDIDATE}")
     parser.add_argument("--check", action="store_true", help="compare with --out, write nothing")
     parser.add_argument("--cache", type=Path, help="keep loaded corpora here between runs")
     parser.add_argument(
@@ -965,7 +975,15 @@ def main() -> int:
         help="cross-validate these variants (this round's by default)",
     )
     parser.add_argument("--cv-out", type=Path, help="write the cross-validation figures here")
+    parser.add_argument(
+        "--variant", default=SHIPPED, choices=sorted(VARIANTS),
+        help="build this recipe instead (with --out: the candidate file is the shipped recipe's)",
+    )
     args = parser.parse_args()
+    if args.variant != SHIPPED and (args.check or args.out is None):
+        # the candidate file and its --check are the shipped recipe's
+        parser.error("--variant other than the shipped recipe needs --out and no --check")
+    args.out = args.out or model_path().with_name(CANDIDATE)
     warnings.filterwarnings("ignore")
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-train-"))
     started = time.perf_counter()
@@ -982,7 +1000,7 @@ def main() -> int:
         print(cv_table(results))
         print(f"chosen by the rule: {choose(results)} ({round(time.perf_counter() - started)} s)")
         return 0
-    variant = VARIANTS[SHIPPED]
+    variant = VARIANTS[args.variant]
     sources = load_sources(variant.sources, args.cache)
     model, stats = build(sources, variant)
     text = dumps(model)
@@ -991,7 +1009,7 @@ def main() -> int:
         json.dumps(
             {
                 **stats,
-                "variant": SHIPPED,
+                "variant": args.variant,
                 "seconds": round(time.perf_counter() - started, 1),
                 "bytes": len(text.encode()),
             },
