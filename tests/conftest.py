@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,3 +55,11 @@ def scorer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     scorer = shipped_model().model._scorer
     monkeypatch.setattr(scorer, "native", None)
     monkeypatch.setattr(scorer, "_windows_c", None)
+
+
+@pytest.fixture(scope="module")
+def detector() -> Any:
+    """The detector with the shipped packs and model, loaded once per test module."""
+    from proxy.detector import load_detector
+
+    return load_detector()

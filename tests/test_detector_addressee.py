@@ -17,18 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.detector import load_detector
 from tests import batches
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
-
-
-def inspect(detector, text: str):
-    return detector.inspect_result("tools/call", {"content": [{"type": "text", "text": text}]})
-
+from tests.detector_cases import inspect
 
 ADDRESSED: dict[str, str] = {
     "reminder_for_mailbox_assistant": (

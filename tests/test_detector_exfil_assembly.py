@@ -17,19 +17,9 @@ import time
 
 import pytest
 
-from proxy.detector import load_detector
 from proxy.detector import readers as R
 from tests import batches
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
-
-
-def inspect(detector, text: str):
-    return detector.inspect_result("tools/call", {"content": [{"type": "text", "text": text}]})
-
+from tests.detector_cases import inspect
 
 DEVELOPMENT_ATTACKS: dict[str, str] = {
     "image_in_pieces": (

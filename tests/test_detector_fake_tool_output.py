@@ -14,17 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.detector import load_detector
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
-
-
-def inspect(detector, text: str):
-    return detector.inspect_result("tools/call", {"content": [{"type": "text", "text": text}]})
-
+from tests.detector_cases import inspect
 
 DRESSED: dict[str, tuple[str, str]] = {
     "closed_body_then_tool_result": (

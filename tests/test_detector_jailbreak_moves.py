@@ -17,13 +17,6 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.detector import load_detector
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
-
 
 def verdict(detector, text: str) -> str:
     result = {"content": [{"type": "text", "text": text}]}

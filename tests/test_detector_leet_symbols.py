@@ -13,7 +13,6 @@ import re
 
 import pytest
 
-from proxy.detector import load_detector
 from proxy.detector.respell import (
     _SYMBOL_INSIDE,
     _SYMBOL_WORD,
@@ -43,10 +42,6 @@ def disguise(goal: str, table: dict[int, str]) -> str:
     """Every word of three letters or more respelled (addresses and short words as they are)."""
     return " ".join(w if "@" in w or len(w) < 3 else w.translate(table) for w in goal.split())
 
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
 
 
 @pytest.mark.parametrize("goal", GOALS)

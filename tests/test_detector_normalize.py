@@ -7,7 +7,6 @@ import itertools
 
 import pytest
 
-from proxy.detector import load_detector
 from proxy.detector.confusables import fold_confusables
 from proxy.detector.decode import decode_chunks
 from proxy.detector.normalize import (
@@ -24,10 +23,6 @@ from proxy.detector.scanner import CompiledRules, scan, windows
 
 PHRASE = "ignore all previous instructions"
 
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
 
 
 def fires(detector, text: str, rule_id: str = "role_hijack.ignore_previous") -> bool:

@@ -20,13 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.detector import load_detector
 from tests import batches
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
 
 
 def verdict(detector, text: str) -> str:

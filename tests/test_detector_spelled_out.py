@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.detector import load_detector
 from proxy.detector.respell import respelled_views, segment
 
 GOALS = [
@@ -24,10 +23,6 @@ def spell(text: str, sep: str, gap: str) -> str:
     """Each word's letters joined by `sep`, words by `gap` (punctuation kept as it is)."""
     return gap.join(sep.join(word) if word.isalpha() else word for word in text.split(" "))
 
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
 
 
 @pytest.mark.parametrize("goal", GOALS)

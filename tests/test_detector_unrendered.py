@@ -20,7 +20,6 @@ import time
 
 import pytest
 
-from proxy.detector import load_detector
 from proxy.detector.normalize import prepare, strip_markup
 from proxy.detector.unrendered import (
     declarations_hide,
@@ -29,11 +28,6 @@ from proxy.detector.unrendered import (
     may_hide,
     style_sheet_names,
 )
-
-
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
 
 
 def verdict(detector, text: str):

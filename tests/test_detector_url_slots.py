@@ -13,18 +13,11 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.detector import load_detector
+from tests.detector_cases import inspect
 
 RULE = "exfiltration.url_slot_filled"
 
 
-@pytest.fixture(scope="module")
-def detector():
-    return load_detector()
-
-
-def inspect(detector, text: str):
-    return detector.inspect_result("tools/call", {"content": [{"type": "text", "text": text}]})
 
 
 FILLED: dict[str, str] = {
