@@ -699,6 +699,16 @@ def written_batches(part: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def written_training(part: str) -> list[str]:
+    """The attacks ("attacks") or benign texts ("benign") helpers wrote as training text only
+    (bench/written/*.json, session 24: four writers, J to M, whose benign texts include
+    documentation about agents and their safety); no test reads them."""
+    out: list[str] = []
+    for path in sorted((ROOT / "bench" / "written").glob("batch_*.json")):
+        out += [item["text"] for item in json.loads(path.read_text(encoding="utf-8"))[part]]
+    return list(dict.fromkeys(out))
+
+
 def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
@@ -867,6 +877,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "rule_pack_counterexamples": (0, lambda: rule_pack_examples(0)),
     "written_batch_attacks": (1, lambda: written_batches("attacks")),
     "written_batch_ordinary": (0, lambda: written_batches("benign")),
+    "written_training_attacks": (1, lambda: written_training("attacks")),
+    "written_training_benign": (0, lambda: written_training("benign")),
     "gatewatch_messages": (0, gatewatch_messages),
     "package_docs": (0, package_docs),
     "package_docs_rest": (0, package_docs_rest),
@@ -932,6 +944,9 @@ TRAIN_SOURCES = (
     # (sessions 22-23, tests/data), for the d0 variant only (session 24): never the shipped recipe.
     "written_batch_attacks",
     "written_batch_ordinary",
+    # More writing of the same kind, for training only (bench/written/, session 24): d1 only.
+    "written_training_attacks",
+    "written_training_benign",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

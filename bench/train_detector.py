@@ -121,6 +121,8 @@ AI_CODE = ("npm_ai_package_source",)
 LOCALES = ("locale_messages",)
 # Session 24: the batches helpers wrote for the rules' rounds (sessions 22-23, A to H).
 WRITTEN = ("written_batch_attacks", "written_batch_ordinary")
+# Session 24, second round: four more writers, training text only (bench/written/).
+WRITTEN_MORE = ("written_training_attacks", "written_training_benign")
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -327,6 +329,14 @@ VARIANTS: dict[str, Variant] = {
         _A0,
         doc="c0 + the 576 attacks and 432 ordinary texts of the written batches A-H",
         sources=_A0.sources + LOCALES + WRITTEN,
+        translated=1,
+    ),
+    # Session 24, linear-14, written down (docs/detector.md) before any of its text existed:
+    # d0 with four more writers' attacks and benign text, documentation about agents among it.
+    "d1_more_writers": replace(
+        _A0,
+        doc="d0 + four more writers (bench/written/): 288 attacks, 336 benign texts",
+        sources=_A0.sources + LOCALES + WRITTEN + WRITTEN_MORE,
         translated=1,
     ),
 }

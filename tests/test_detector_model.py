@@ -378,9 +378,9 @@ def test_the_model_file_is_what_the_training_script_builds():
 
 def test_no_training_source_falls_back_to_the_machine(tmp_path):
     # With the corpora directory empty, every training source that is not this repository's
-    # own text (the rule packs, Gatewatch's notices, the written batches in tests/data) is
-    # absent (and says how to install it): none reads /usr/share/doc, the venv's packages or
-    # the interpreter's library instead.
+    # own text (the rule packs, Gatewatch's notices, the written batches in tests/data and
+    # bench/written) is absent (and says how to install it): none reads /usr/share/doc, the
+    # venv's packages or the interpreter's library instead.
     code = (
         "import detector_corpora as c\n"
         "for name in c.TRAIN_SOURCES:\n"
@@ -402,7 +402,8 @@ def test_no_training_source_falls_back_to_the_machine(tmp_path):
     )
     read = dict(line.split() for line in done.stdout.splitlines())
     own = {"rule_pack_examples", "rule_pack_counterexamples", "gatewatch_messages",
-           "written_batch_attacks", "written_batch_ordinary"}
+           "written_batch_attacks", "written_batch_ordinary", "written_training_attacks",
+           "written_training_benign"}
     assert {n for n, v in read.items() if v != "absent"} == own
     assert set(read) == set(_corpora().TRAIN_SOURCES)
 
