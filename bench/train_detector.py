@@ -339,6 +339,16 @@ VARIANTS: dict[str, Variant] = {
         sources=_A0.sources + LOCALES + WRITTEN + WRITTEN_MORE,
         translated=1,
     ),
+    # Session 24, linear-15's candidates, written down (docs/detector.md) before their
+    # cross-validation: d1, and d1 with every injection source weighing the same (the written
+    # attacks outnumber each public corpus's training injections), chosen between by --cv.
+    "d2_more_writers_balanced": replace(
+        _A0,
+        doc="d1, every injection source weighs the same",
+        sources=_A0.sources + LOCALES + WRITTEN + WRITTEN_MORE,
+        translated=1,
+        balance=True,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
