@@ -689,24 +689,26 @@ def rule_pack_examples(label: int) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _written(folder: Path, pattern: str, part: str) -> list[str]:
+    """The texts of `part` ("attacks" or "benign") in the written batches folder/pattern."""
+    out: list[str] = []
+    for path in sorted(folder.glob(pattern)):
+        out += [item["text"] for item in json.loads(path.read_text(encoding="utf-8"))[part]]
+    return list(dict.fromkeys(out))
+
+
 def written_batches(part: str) -> list[str]:
     """The attacks ("attacks") or ordinary texts ("benign") of the batches helpers wrote
     without seeing any rule, sessions 22 and 23 (tests/data/session2[23]_batch_*.json, A to H).
     Later batches (session24_batch_i.json, ...) are left out: they measure what these teach."""
-    out: list[str] = []
-    for path in sorted((ROOT / "tests" / "data").glob("session2[23]_batch_*.json")):
-        out += [item["text"] for item in json.loads(path.read_text(encoding="utf-8"))[part]]
-    return list(dict.fromkeys(out))
+    return _written(ROOT / "tests" / "data", "session2[23]_batch_*.json", part)
 
 
 def written_training(part: str) -> list[str]:
     """The attacks ("attacks") or benign texts ("benign") helpers wrote as training text only
     (bench/written/*.json, session 24: four writers, J to M, whose benign texts include
     documentation about agents and their safety); no test reads them."""
-    out: list[str] = []
-    for path in sorted((ROOT / "bench" / "written").glob("batch_*.json")):
-        out += [item["text"] for item in json.loads(path.read_text(encoding="utf-8"))[part]]
-    return list(dict.fromkeys(out))
+    return _written(ROOT / "bench" / "written", "batch_*.json", part)
 
 
 def gatewatch_messages() -> list[str]:

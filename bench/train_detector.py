@@ -184,6 +184,16 @@ _A0 = Variant(
     pos_weight=0.25,
 )
 
+# Session 24, linear-14, written down (docs/detector.md) before any of its text existed:
+# c0 (linear-12's recipe) with the written batches A-H and four more writers' attacks and
+# benign text, documentation about agents among it.
+_D1 = replace(
+    _A0,
+    doc="d0 + four more writers (bench/written/): 288 attacks, 336 benign texts",
+    sources=_A0.sources + LOCALES + WRITTEN + WRITTEN_MORE,
+    translated=1,
+)
+
 # Written down (docs/detector.md) before any held-out figure was looked at.
 VARIANTS: dict[str, Variant] = {
     "v0_shipped": Variant("the recipe shipped before cross-validation"),
@@ -331,23 +341,12 @@ VARIANTS: dict[str, Variant] = {
         sources=_A0.sources + LOCALES + WRITTEN,
         translated=1,
     ),
-    # Session 24, linear-14, written down (docs/detector.md) before any of its text existed:
-    # d0 with four more writers' attacks and benign text, documentation about agents among it.
-    "d1_more_writers": replace(
-        _A0,
-        doc="d0 + four more writers (bench/written/): 288 attacks, 336 benign texts",
-        sources=_A0.sources + LOCALES + WRITTEN + WRITTEN_MORE,
-        translated=1,
-    ),
+    "d1_more_writers": _D1,
     # Session 24, linear-15's candidates, written down (docs/detector.md) before their
     # cross-validation: d1, and d1 with every injection source weighing the same (the written
     # attacks outnumber each public corpus's training injections), chosen between by --cv.
     "d2_more_writers_balanced": replace(
-        _A0,
-        doc="d1, every injection source weighs the same",
-        sources=_A0.sources + LOCALES + WRITTEN + WRITTEN_MORE,
-        translated=1,
-        balance=True,
+        _D1, doc="d1, every injection source weighs the same", balance=True
     ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
