@@ -711,6 +711,12 @@ def written_training(part: str) -> list[str]:
     return _written(ROOT / "bench" / "written", "batch_*.json", part)
 
 
+def written_round2(part: str) -> list[str]:
+    """The same from session 25's four writers, N to Q (bench/written/s25/*.json), whose benign
+    texts include 60 texts of software documentation each; training text only."""
+    return _written(ROOT / "bench" / "written" / "s25", "batch_*.json", part)
+
+
 def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
@@ -881,6 +887,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "written_batch_ordinary": (0, lambda: written_batches("benign")),
     "written_training_attacks": (1, lambda: written_training("attacks")),
     "written_training_benign": (0, lambda: written_training("benign")),
+    "written_round2_attacks": (1, lambda: written_round2("attacks")),
+    "written_round2_benign": (0, lambda: written_round2("benign")),
     "gatewatch_messages": (0, gatewatch_messages),
     "package_docs": (0, package_docs),
     "package_docs_rest": (0, package_docs_rest),
@@ -949,6 +957,10 @@ TRAIN_SOURCES = (
     # More writing of the same kind, for training only (bench/written/, session 24): d1 only.
     "written_training_attacks",
     "written_training_benign",
+    # Four more writers with software documentation, training only (bench/written/s25/,
+    # session 25): e1 only.
+    "written_round2_attacks",
+    "written_round2_benign",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

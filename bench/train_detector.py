@@ -63,6 +63,7 @@ FP_TIE = 0.001
 # The highest capless threshold's logit: sigmoid(30) = 1 - 9.4e-14, still apart from 1.0 in
 # double, and within the scorer's clamp of +-60.
 CAP_LOGIT = 30.0
+BESIDE_FP = 0.001  # benign validation texts a model `beside` another may add to its blocks
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
@@ -123,6 +124,8 @@ LOCALES = ("locale_messages",)
 WRITTEN = ("written_batch_attacks", "written_batch_ordinary")
 # Session 24, second round: four more writers, training text only (bench/written/).
 WRITTEN_MORE = ("written_training_attacks", "written_training_benign")
+# Session 25: four more writers, N to Q, with software documentation (bench/written/s25/).
+WRITTEN_ROUND2 = ("written_round2_attacks", "written_round2_benign")
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -172,6 +175,10 @@ class Variant:
     # their own, as the English ones have, and the class features weigh more than English
     # unigrams. The training corpora have next to no injections in those languages.
     translated: int = 0
+    # Session 25, linear-16: a model shipped beside this one (a file under packs/models/); the
+    # pair flags what either flags, so this model's one tier (warn = block) is also kept above
+    # the benign validation texts it would add to the partner's blocks past BESIDE_FP of them.
+    beside: str | None = None
 
 
 # Session 16, linear-10 (a0_ai_text): z9 with benign text of the model-SDK domain; the base of
@@ -347,6 +354,25 @@ VARIANTS: dict[str, Variant] = {
     # attacks outnumber each public corpus's training injections), chosen between by --cv.
     "d2_more_writers_balanced": replace(
         _D1, doc="d1, every injection source weighs the same", balance=True
+    ),
+    # Session 25, linear-16, written down (docs/detector.md) before it was built: d1's model
+    # beside linear-1 (which no pinned recipe rebuilds: they all lose its public framings),
+    # its threshold set for the pair.
+    "e0_beside_linear1": replace(
+        _D1, doc="d1, shipped beside linear-1, its threshold set for the pair",
+        beside="injection-linear.json",
+    ),
+    # Session 25, linear-17, written down (docs/detector.md) before its text existed: e0 with
+    # four more writers' attacks, hard ordinary texts and software documentation.
+    "e1_more_writers_beside": replace(
+        _D1, doc="e0 + four more writers (bench/written/s25/), documentation among them",
+        sources=_D1.sources + WRITTEN_ROUND2, beside="injection-linear.json",
+    ),
+    # Session 25, linear-18, written down (docs/detector.md) before its test batches R and S
+    # existed: e1's training in place of linear-1, no partner.
+    "e2_more_writers": replace(
+        _D1, doc="d1 + four more writers (bench/written/s25/), in place of linear-1",
+        sources=_D1.sources + WRITTEN_ROUND2,
     ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
@@ -759,6 +785,8 @@ def fit(
     pooled = [p for scores in val_neg.values() for p in scores]
     warn = warn_threshold(val_neg, variant)
     block = max(warn, threshold_for(pooled, BLOCK_FP, variant.capless))
+    if variant.beside:
+        warn = block = max(block, beside_threshold(samples, scorer, variant))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
         "samples": Counter(
@@ -771,6 +799,21 @@ def fit(
         "validation_fp_warn": sum(p >= warn for p in pooled) / max(len(pooled), 1),
     }
     return model, stats
+
+
+def beside_threshold(samples: list[Sample], scorer: Any, variant: Variant) -> float:
+    """The lowest threshold at which the benign validation texts `scorer` flags and the
+    partner model (`variant.beside`) does not block are at most BESIDE_FP of them all."""
+    from proxy.detector.model import model_path, read_model
+
+    partner = read_model(model_path().with_name(variant.beside or ""))
+    added = [
+        0.0 if partner.score(s.inputs, []).probability >= partner.block_threshold
+        else scorer.score(s.inputs, []).probability
+        for s in samples
+        if s.validation and not s.label
+    ]
+    return threshold_for(added, BESIDE_FP, variant.capless)
 
 
 def build(
