@@ -170,7 +170,10 @@ class Replayer:
         self._n += 1
         from proxy.components import scanners
 
-        db = Database.open(self.tmp / f"run{self._n}.db")
+        # One file per engine of the whole run: a Replayer per suite counts from 1 again, and
+        # a file shared with another suite's engine would carry its hot results, trust and
+        # taint over (session 25: travel's `direct` pairs read workspace's flagged results).
+        db = Database.open(self.tmp / f"{self.suite.name}-run{self._n}.db")
         engine = self._engine_cls(self.suite.name, f"s{self._n}", db, self._packs, self._docs,
                                   **scanners(self.detector))
         engine.tools_listed(self._tools)
