@@ -717,6 +717,12 @@ def written_round2(part: str) -> list[str]:
     return _written(ROOT / "bench" / "written" / "s25", "batch_*.json", part)
 
 
+def written_languages() -> list[str]:
+    """Ordinary text in the rules' other languages and Dutch and Polish, from two writers
+    (bench/written/s25/lang_*.json, session 25); training text only."""
+    return _written(ROOT / "bench" / "written" / "s25", "lang_*.json", "benign")
+
+
 def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
@@ -889,6 +895,7 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "written_training_benign": (0, lambda: written_training("benign")),
     "written_round2_attacks": (1, lambda: written_round2("attacks")),
     "written_round2_benign": (0, lambda: written_round2("benign")),
+    "written_languages_benign": (0, written_languages),
     "gatewatch_messages": (0, gatewatch_messages),
     "package_docs": (0, package_docs),
     "package_docs_rest": (0, package_docs_rest),
@@ -961,6 +968,8 @@ TRAIN_SOURCES = (
     # session 25): e1 only.
     "written_round2_attacks",
     "written_round2_benign",
+    # Ordinary text in other languages, training only (bench/written/s25/lang_*.json): e3 only.
+    "written_languages_benign",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

@@ -374,6 +374,12 @@ VARIANTS: dict[str, Variant] = {
         _D1, doc="d1 + four more writers (bench/written/s25/), in place of linear-1",
         sources=_D1.sources + WRITTEN_ROUND2,
     ),
+    # Session 25, linear-19, written down (docs/detector.md) before its text existed: e2 with
+    # ordinary text in the languages of its attacks.
+    "e3_languages": replace(
+        _D1, doc="e2 + 300 ordinary texts in seven other languages",
+        sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",),
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
