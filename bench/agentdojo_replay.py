@@ -4,6 +4,7 @@ Needs the pinned corpora (a benchmark tool, not a Gatewatch dependency), agentdo
     bash bench/install_corpora.sh
     .venv/bin/python bench/agentdojo_replay.py [--version v1.2.2] [--suites workspace,slack]
         [--human approve|none] [--attacks important_instructions,ignore_previous,...]
+        [--model FILE]
 
 Every tool result goes through the detector (rules and the learned layer) and then back into
 the engine as untrusted output with the detector's verdict, as the proxy does.
@@ -301,6 +302,7 @@ def main() -> int:
     parser.add_argument("--attacks", default=",".join(ATTACKS))
     parser.add_argument("--human", choices=["approve", "none"], default="approve")
     parser.add_argument("--no-detector", action="store_true", help="engine only")
+    parser.add_argument("--model", type=Path, help="score this candidate model file instead")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--explain", type=Path,
                         help="write every attack that still succeeds here (JSON lines): the "
@@ -319,6 +321,11 @@ def main() -> int:
     detector = None
     if not opts.no_detector:
         from proxy.detector import load_detector
+
+        if opts.model:
+            from candidate_model import use_model
+
+            print(f"model: {use_model(opts.model)} ({opts.model})", file=sys.stderr)
 
         detector = load_detector()
 

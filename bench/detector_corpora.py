@@ -2,7 +2,7 @@
 source (nothing of any corpus is copied into the repository).
 
     .venv/bin/python bench/detector_corpora.py [--json] [--sources NAME,...|train|test|all]
-        [--show N] [--octokit DIR]
+        [--show N] [--octokit DIR] [--model FILE]
 
 bench/train_detector.py trains the learned layer on TRAIN_SOURCES only; every other source is
 held out, and this script reports the detector (rules + model) on each source separately. What
@@ -1018,6 +1018,7 @@ def main() -> int:
     parser.add_argument("--mode", default="default", choices=["default", "paranoid"])
     parser.add_argument("--show", type=int, default=0, help="print N flagged benign samples")
     parser.add_argument("--rules-only", action="store_true", help="without the learned layer")
+    parser.add_argument("--model", type=Path, help="score this candidate model file instead")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     _OCTOKIT[0] = args.octokit
@@ -1028,6 +1029,10 @@ def main() -> int:
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-corpora-"))
     from proxy.detector import DetectorConfig, load_detector
 
+    if args.model:
+        from candidate_model import use_model
+
+        print(f"model: {use_model(args.model)} ({args.model})", file=sys.stderr)
     detector = load_detector(DetectorConfig(mode=args.mode, model=not args.rules_only))
     names = {"train": TRAIN_SOURCES, "test": TEST_SOURCES, "all": tuple(LOADERS),
              "indist": IN_DISTRIBUTION}.get(

@@ -1071,6 +1071,8 @@ def main() -> int:
     variant = VARIANTS[args.variant]
     sources = load_sources(variant.sources, args.cache)
     model, stats = build(sources, variant)
+    if args.variant != SHIPPED:
+        model["version"] = args.variant  # a candidate says which recipe built it
     text = dumps(model)
     listing = json.dumps(manifest(sources), indent=1, sort_keys=True) + "\n"
     print(
