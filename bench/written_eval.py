@@ -1,11 +1,13 @@
 """The detector on written batches, per part and class: attacks flagged and blocked, benign
 texts flagged and blocked, with the rules and the learned layer and with the rules alone.
 
-    .venv/bin/python bench/written_eval.py BATCH.json ... [--model FILE] [--json]
+    .venv/bin/python bench/written_eval.py BATCH.json ... [--model FILE] [--json] [--pin]
 
-A batch is {"attacks": [ITEM], "benign": [ITEM]}, each ITEM with "class" and "text" (the
-written batches in tests/data and bench/written). `--model FILE` scores a candidate model in
-place of the shipped one (bench/candidate_model.py).
+`--pin` prints instead, per batch, the indices of the attacks the detector passes and of the
+benign texts it flags: the sets tests/test_detector_addressee.py pins (BATCHES), to paste when
+the rules or the model change. A batch is {"attacks": [ITEM], "benign": [ITEM]}, each ITEM with
+"class" and "text" (the written batches in tests/data and bench/written). `--model FILE`
+scores a candidate model in place of the shipped one (bench/candidate_model.py).
 """
 
 from __future__ import annotations
@@ -43,11 +45,31 @@ def evaluate(batches: list[dict[str, Any]], model: bool) -> dict[str, dict[str, 
     return dict(sorted(rows.items()))
 
 
+def pins(batches: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
+    """Per batch: the attacks passed ("missed") and the benign texts flagged, by index."""
+    from proxy.detector import load_detector
+
+    detector = load_detector()
+
+    def verdict(text: str) -> str:
+        result = {"content": [{"type": "text", "text": text}]}
+        return detector.inspect_result("tools/call", result).verdict
+
+    return {
+        name: {
+            "missed": [i for i, a in enumerate(b["attacks"]) if verdict(a["text"]) == "pass"],
+            "flagged": [i for i, t in enumerate(b["benign"]) if verdict(t["text"]) != "pass"],
+        }
+        for name, b in batches.items()
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("batches", type=Path, nargs="+")
     parser.add_argument("--model", type=Path, help="a candidate model file")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--pin", action="store_true", help="the indices the tests pin")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-written-"))
@@ -57,6 +79,10 @@ def main() -> int:
 
         version = use_model(args.model)
     batches = [json.loads(path.read_text(encoding="utf-8")) for path in args.batches]
+    if args.pin:
+        found = pins({p.name: b for p, b in zip(args.batches, batches, strict=True)})
+        print(json.dumps(found, indent=1))
+        return 0
     tables = {"rules and model": evaluate(batches, True), "rules only": evaluate(batches, False)}
     if args.json:
         print(json.dumps({"model": version, **tables}, indent=2))

@@ -35,3 +35,16 @@ def test_a_candidate_model_decides_where_the_shipped_one_would_not(tmp_path):
     assert candidate["rules and model"]["benign/all"]["flagged"] == 0
     # the rules alone do not read the model at all
     assert candidate["rules only"]["attacks/odd"]["flagged"] == 0
+
+
+def test_pin_gives_the_sets_the_written_batch_tests_pin():
+    from tests.test_detector_addressee import BATCHES
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "written_eval.py"),
+         str(ROOT / "tests" / "data" / "session22_batch_a.json"), "--pin"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300, check=True,
+    )
+    found = json.loads(done.stdout)["session22_batch_a.json"]
+    _data, missed, flagged = BATCHES["a"]
+    assert (set(found["missed"]), set(found["flagged"])) == (missed, flagged)
