@@ -175,9 +175,10 @@ class Variant:
     # their own, as the English ones have, and the class features weigh more than English
     # unigrams. The training corpora have next to no injections in those languages.
     translated: int = 0
-    # Session 25, linear-16: a model shipped beside this one (a file under packs/models/); the
-    # pair flags what either flags, so this model's one tier (warn = block) is also kept above
-    # the benign validation texts it would add to the partner's blocks past BESIDE_FP of them.
+    # Session 25, linear-16: a model shipped beside this one (a file under packs/models/:
+    # `injection-linear.json` is linear-1 only while linear-1 ships); the pair flags what
+    # either flags, so this model's one tier (warn = block) is also kept above the benign
+    # validation texts it would add to the partner's blocks past BESIDE_FP of them.
     beside: str | None = None
 
 
@@ -781,6 +782,7 @@ def fit(
     scorer = LinearModel(model)
     val_neg: dict[str, list[float]] = {}
     val_pos: list[float] = []
+    benign: list[tuple[Sample, float]] = []  # for `beside`: each benign text with its score
     for s in samples:
         if s.validation:
             p = scorer.score(s.inputs, []).probability
@@ -788,11 +790,12 @@ def fit(
                 val_pos.append(p)
             else:
                 val_neg.setdefault(s.source, []).append(p)
+                benign.append((s, p))
     pooled = [p for scores in val_neg.values() for p in scores]
     warn = warn_threshold(val_neg, variant)
     block = max(warn, threshold_for(pooled, BLOCK_FP, variant.capless))
     if variant.beside:
-        warn = block = max(block, beside_threshold(samples, scorer, variant))
+        warn = block = max(block, beside_threshold(benign, variant))
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
         "samples": Counter(
@@ -807,17 +810,16 @@ def fit(
     return model, stats
 
 
-def beside_threshold(samples: list[Sample], scorer: Any, variant: Variant) -> float:
-    """The lowest threshold at which the benign validation texts `scorer` flags and the
-    partner model (`variant.beside`) does not block are at most BESIDE_FP of them all."""
+def beside_threshold(benign: list[tuple[Sample, float]], variant: Variant) -> float:
+    """The lowest threshold at which the benign validation texts (each with this model's
+    score) that it flags and the partner model (`variant.beside`) does not block are at most
+    BESIDE_FP of them all."""
     from proxy.detector.model import model_path, read_model
 
     partner = read_model(model_path().with_name(variant.beside or ""))
     added = [
-        0.0 if partner.score(s.inputs, []).probability >= partner.block_threshold
-        else scorer.score(s.inputs, []).probability
-        for s in samples
-        if s.validation and not s.label
+        0.0 if partner.score(s.inputs, []).probability >= partner.block_threshold else p
+        for s, p in benign
     ]
     return threshold_for(added, BESIDE_FP, variant.capless)
 

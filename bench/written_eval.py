@@ -26,6 +26,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 
+def verdicts(batch: dict[str, Any], detector: Any) -> dict[str, list[str]]:
+    """The detector's verdict on each text of `batch`, by part, each text a tool result."""
+    return {
+        part: [
+            detector.inspect_result(
+                "tools/call", {"content": [{"type": "text", "text": item["text"]}]}
+            ).verdict
+            for item in batch.get(part, [])
+        ]
+        for part in ("attacks", "benign")
+    }
+
+
 def evaluate(batches: list[dict[str, Any]], model: bool) -> dict[str, dict[str, int]]:
     """{"part/class": {"n", "flagged", "blocked"}} and a "part/all" row per part."""
     from proxy.detector import DetectorConfig, load_detector
@@ -33,11 +46,8 @@ def evaluate(batches: list[dict[str, Any]], model: bool) -> dict[str, dict[str, 
     detector = load_detector(DetectorConfig(model=model))
     rows: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "flagged": 0, "blocked": 0})
     for batch in batches:
-        for part in ("attacks", "benign"):
-            for item in batch.get(part, []):
-                verdict = detector.inspect_result(
-                    "tools/call", {"content": [{"type": "text", "text": item["text"]}]}
-                ).verdict
+        for part, found in verdicts(batch, detector).items():
+            for item, verdict in zip(batch.get(part, []), found, strict=True):
                 for key in (f"{part}/{item['class']}", f"{part}/all"):
                     rows[key]["n"] += 1
                     rows[key]["flagged"] += verdict != "pass"
@@ -50,17 +60,13 @@ def pins(batches: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
     from proxy.detector import load_detector
 
     detector = load_detector()
-
-    def verdict(text: str) -> str:
-        result = {"content": [{"type": "text", "text": text}]}
-        return detector.inspect_result("tools/call", result).verdict
-
+    found = {name: verdicts(batch, detector) for name, batch in batches.items()}
     return {
         name: {
-            "missed": [i for i, a in enumerate(b["attacks"]) if verdict(a["text"]) == "pass"],
-            "flagged": [i for i, t in enumerate(b["benign"]) if verdict(t["text"]) != "pass"],
+            "missed": [i for i, v in enumerate(by_part["attacks"]) if v == "pass"],
+            "flagged": [i for i, v in enumerate(by_part["benign"]) if v != "pass"],
         }
-        for name, b in batches.items()
+        for name, by_part in found.items()
     }
 
 
