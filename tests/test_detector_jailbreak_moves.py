@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.detector_cases import inspect
+
 
 def verdict(detector, text: str) -> str:
-    result = {"content": [{"type": "text", "text": text}]}
-    return detector.inspect_result("tools/call", result).verdict
+    return inspect(detector, text).verdict
 
 
 DEVELOPMENT_ATTACKS: dict[str, str] = {

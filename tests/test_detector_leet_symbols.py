@@ -43,7 +43,6 @@ def disguise(goal: str, table: dict[int, str]) -> str:
     return " ".join(w if "@" in w or len(w) < 3 else w.translate(table) for w in goal.split())
 
 
-
 @pytest.mark.parametrize("goal", GOALS)
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_words_with_symbols_for_letters_are_read(detector, goal, spelling):

@@ -25,7 +25,6 @@ WORDS = ROOT / "tests" / "fixtures" / "detector_english_words.txt"
 SHIPPED_SHA256 = "3b918d7cea73c5fb250da4715042942cf9b44929568386f7c1ce5233caa38ee3"
 
 
-
 def _result(text: str) -> dict[str, object]:
     return {"content": [{"type": "text", "text": text}]}
 

@@ -21,12 +21,11 @@ from __future__ import annotations
 import pytest
 
 from tests import batches
+from tests.detector_cases import inspect
 
 
 def verdict(detector, text: str) -> str:
-    return detector.inspect_result(
-        "tools/call", {"content": [{"type": "text", "text": text}]}
-    ).verdict
+    return inspect(detector, text).verdict
 
 
 DEVELOPMENT = {

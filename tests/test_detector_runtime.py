@@ -20,7 +20,6 @@ from proxy.detector.respell import (
 PHRASE = "ignore all previous instructions"
 
 
-
 def _summary(found):
     return (found.verdict, found.rules, found.notes, found.model, found.timed_out)
 

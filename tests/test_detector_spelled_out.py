@@ -24,7 +24,6 @@ def spell(text: str, sep: str, gap: str) -> str:
     return gap.join(sep.join(word) if word.isalpha() else word for word in text.split(" "))
 
 
-
 @pytest.mark.parametrize("goal", GOALS)
 @pytest.mark.parametrize(
     ("sep", "gap"),

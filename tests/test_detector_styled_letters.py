@@ -51,8 +51,6 @@ ORDINARY = {
 }
 
 
-
-
 @pytest.mark.parametrize("name", sorted(STYLED))
 def test_styled_letters_are_read_as_the_letters_they_draw(detector, name):
     found = inspect(detector, "Meeting notes, page 2.\n\n" + STYLED[name])

@@ -28,10 +28,9 @@ from proxy.detector.unrendered import (
     may_hide,
     style_sheet_names,
 )
+from tests.detector_cases import inspect
 
-
-def verdict(detector, text: str):
-    return detector.inspect_result("tools/call", {"content": [{"type": "text", "text": text}]})
+verdict = inspect  # the whole inspection: the tests read its verdict, rules and model
 
 
 @pytest.mark.parametrize("css", [
