@@ -723,6 +723,13 @@ def written_languages() -> list[str]:
     return _written(ROOT / "bench" / "written" / "s25", "lang_*.json", "benign")
 
 
+def written_round3() -> list[str]:
+    """Hard ordinary text from two writers (confirmations, share links, task updates, runbooks;
+    fiction, role-play, assistant product pages, AI policies), mostly English
+    (bench/written/s26/ord_*.json, session 26); training text only."""
+    return _written(ROOT / "bench" / "written" / "s26", "ord_*.json", "benign")
+
+
 def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
@@ -896,6 +903,7 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "written_round2_attacks": (1, lambda: written_round2("attacks")),
     "written_round2_benign": (0, lambda: written_round2("benign")),
     "written_languages_benign": (0, written_languages),
+    "written_round3_benign": (0, written_round3),
     "gatewatch_messages": (0, gatewatch_messages),
     "package_docs": (0, package_docs),
     "package_docs_rest": (0, package_docs_rest),
@@ -970,6 +978,8 @@ TRAIN_SOURCES = (
     "written_round2_benign",
     # Ordinary text in other languages, training only (bench/written/s25/lang_*.json): e3 only.
     "written_languages_benign",
+    # Hard ordinary text, training only (bench/written/s26/ord_*.json, session 26): e4 only.
+    "written_round3_benign",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

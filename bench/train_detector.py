@@ -64,6 +64,9 @@ FP_TIE = 0.001
 # double, and within the scorer's clamp of +-60.
 CAP_LOGIT = 30.0
 BESIDE_FP = 0.001  # benign validation texts a model `beside` another may add to its blocks
+# The suspicious tier (session 26): of all benign validation texts, those the policy's
+# "suspicious and a rule hit" would add to the blocks in default mode.
+SUSPICIOUS_FP = 0.001
 SEED = 20261201
 # linear-1: built from what one machine had; linear-2: v0_shipped pinned; linear-3: + npm text;
 # linear-4: + prose weighed by kind; linear-5: more npm code and hard negatives; linear-6:
@@ -126,6 +129,8 @@ WRITTEN = ("written_batch_attacks", "written_batch_ordinary")
 WRITTEN_MORE = ("written_training_attacks", "written_training_benign")
 # Session 25: four more writers, N to Q, with software documentation (bench/written/s25/).
 WRITTEN_ROUND2 = ("written_round2_attacks", "written_round2_benign")
+# Session 26: two more writers' hard ordinary text (bench/written/s26/).
+WRITTEN_ROUND3 = ("written_round3_benign",)
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -180,6 +185,10 @@ class Variant:
     # either flags, so this model's one tier (warn = block) is also kept above the benign
     # validation texts it would add to the partner's blocks past BESIDE_FP of them.
     beside: str | None = None
+    # Session 26, linear-20: a warn ("suspicious") tier under the block threshold, where
+    # default mode blocks only with a rule hit and paranoid mode blocks alone
+    # (`suspicious_threshold`). The one-tier variants since linear-13 never used that policy.
+    suspicious_tier: bool = False
 
 
 # Session 16, linear-10 (a0_ai_text): z9 with benign text of the model-SDK domain; the base of
@@ -381,6 +390,13 @@ VARIANTS: dict[str, Variant] = {
         _D1, doc="e2 + 300 ordinary texts in seven other languages",
         sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",),
     ),
+    # Session 26, linear-20, written down (docs/detector.md) before its text existed: e3 with
+    # a suspicious tier and two more writers' hard ordinary text.
+    "e4_suspicious": replace(
+        _D1, doc="e3 + a suspicious tier + 300 hard ordinary texts (bench/written/s26/)",
+        sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",) + WRITTEN_ROUND3,
+        suspicious_tier=True,
+    ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
 # The variants this round's cross-validation compares (the earlier ones were evaluated on the
@@ -409,6 +425,7 @@ class Sample:
     validation: bool
     inputs: list[str]  # the folded views, scored as shipped
     feats: frozenset[int] = field(default_factory=frozenset)  # for document frequencies
+    rule_hit: bool = False  # a benign validation text a rule fires on (`suspicious_tier` only)
 
 
 class Features:
@@ -609,6 +626,8 @@ def samples_from(
     from proxy.detector import DetectorConfig, load_detector
 
     detector = load_detector(DetectorConfig(model=False))
+    # Rule hits for the suspicious tier, with no clock in them: the same data, the same file.
+    rules = load_detector(DetectorConfig(model=False, time_budget_ms=3_600_000))
     made = [
         (name, frozenset({name}), is_validation(text), text)
         for name, (_label, texts) in sources.items()
@@ -624,6 +643,14 @@ def samples_from(
             continue
         if not label:
             windows = spread(windows, MAX_WINDOWS_PER_DOC)
+        rule_hit = bool(
+            variant.suspicious_tier
+            and validation
+            and not label
+            and rules.inspect_result(
+                "tools/call", {"content": [{"type": "text", "text": text[:MAX_DOC_CHARS]}]}
+            ).rules
+        )
         samples.append(
             Sample(
                 label,
@@ -633,6 +660,7 @@ def samples_from(
                 validation,
                 inputs,
                 frozenset(f for w in windows for f in w),
+                rule_hit,
             )
         )
     return samples
@@ -796,6 +824,8 @@ def fit(
     block = max(warn, threshold_for(pooled, BLOCK_FP, variant.capless))
     if variant.beside:
         warn = block = max(block, beside_threshold(benign, variant))
+    if variant.suspicious_tier:
+        warn = suspicious_threshold(benign, block, variant.capless)
     model["block_threshold"], model["warn_threshold"] = block, warn
     stats = {
         "samples": Counter(
@@ -808,6 +838,20 @@ def fit(
         "validation_fp_warn": sum(p >= warn for p in pooled) / max(len(pooled), 1),
     }
     return model, stats
+
+
+def suspicious_threshold(
+    benign: list[tuple[Sample, float]], block: float, capless: bool
+) -> float:
+    """The lowest warn threshold, never above `block`, at which the benign validation texts
+    scoring at or above it are at most WARN_FP of them (paranoid mode blocks those) and those
+    scoring below `block` on which a rule fires are at most SUSPICIOUS_FP (default mode blocks
+    those: `block_model_and_rules`)."""
+    alone = threshold_for([p for _s, p in benign], WARN_FP, capless)
+    with_rule = threshold_for(
+        [p if s.rule_hit and p < block else 0.0 for s, p in benign], SUSPICIOUS_FP, capless
+    )
+    return min(block, max(alone, with_rule))
 
 
 def beside_threshold(benign: list[tuple[Sample, float]], variant: Variant) -> float:

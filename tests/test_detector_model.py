@@ -314,6 +314,33 @@ def test_capless_thresholds_tell_saturated_benign_scores_apart():
     assert trainer.threshold_for([1.0] * 10, trainer.WARN_FP, capless=True) < 1.0
 
 
+def test_the_suspicious_tier_adds_few_blocks_with_a_rule_and_few_alone():
+    # linear-18/19 had one tier (warn = block), so "model suspicious and a rule hit" never
+    # blocked. The tier's threshold: at most WARN_FP of benign validation texts at or above it
+    # (paranoid blocks them alone), at most SUSPICIOUS_FP of them with a rule hit below block.
+    trainer = _trainer()
+
+    def benign(scores_hits):
+        return [
+            (trainer.Sample(0, [], "docs", frozenset({"docs"}), True, [], rule_hit=h), p)
+            for p, h in scores_hits
+        ]
+
+    assert trainer.SUSPICIOUS_FP == 0.001
+    block = trainer.sigmoid(3.0)
+    # 2,000 texts: 10 may lie at or above the tier alone (WARN_FP), 2 with a rule (0.1 %).
+    quiet = [(0.1, False)] * 1985 + [(0.8, False)] * 10 + [(0.7, True)] * 5
+    t = trainer.suspicious_threshold(benign(quiet), block, capless=True)
+    hit_above = sum(p >= t for p, h in quiet if h)
+    assert hit_above <= 2 and 0.7 < t < block
+    # With no benign text near, the tier sits at the floor both rules allow.
+    calm = [(0.1, False)] * 2000
+    assert trainer.suspicious_threshold(benign(calm), block, capless=True) == 0.5
+    # Never above block: a crowded validation set makes the two tiers one.
+    crowded = [(0.99, True)] * 2000
+    assert trainer.suspicious_threshold(benign(crowded), block, capless=True) == block
+
+
 def test_the_scorer_compares_probabilities_past_the_old_cap():
     # A capless threshold of sigmoid(20) (1 - 2e-9): the scorer's probability (the window
     # sums in C where built, the sigmoid in double) flags a text at logit 21, not one at 19.
