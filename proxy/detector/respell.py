@@ -11,9 +11,10 @@ window without that history, higher than the same words score in the text itself
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from proxy.detector.lexicon import ENGLISH
@@ -169,33 +170,56 @@ def respelled_views(
     if spaced and any(
         _spells(data[start:end].decode("ascii")) for start, end in spans(_spaced(), data)
     ):
-        views.append(("spaced", _replaced(data, _spelled_run(), _reader(deadline))))
+        runs = list(spans(_spelled_run(), data))
+        read = _reader(deadline, whole=_gaps_marked(data, runs))
+        views.append(("spaced", _replaced(data, iter(runs), read)))
     if cut:
         views.append(("joined", _replaced(data, _cut(), lambda run: run.replace(b" ", b""))))
     return views
 
 
 def _replaced(data: bytes, pattern: Any, read: Callable[[bytes], bytes]) -> str:
-    """The text of `data` with each match of `pattern` replaced by `read(match)`. Over the
-    bytes with re2spans (the wrapper's sub builds a Match object per run): the matches are
-    ASCII, so their bytes are their characters."""
+    """The text of `data` with each match of `pattern` (or each of the spans it is, already
+    found) replaced by `read(match)`. Over the bytes with re2spans (the wrapper's sub builds a
+    Match object per run): the matches are ASCII, so their bytes are their characters."""
     pieces: list[bytes] = []
     at = 0
-    for start, end in spans(pattern, data):
+    found_spans = pattern if isinstance(pattern, Iterator) else spans(pattern, data)
+    for start, end in found_spans:
         pieces += [data[at:start], read(data[start:end])]
         at = end
     pieces.append(data[at:])
     return b"".join(pieces).decode("utf-8")
 
 
-def _reader(deadline: float | None) -> Callable[[bytes], bytes]:
-    """A spelled-out run (one separator between every two letters) as the words it spells."""
+_GAP = frozenset(b" \t\r\n" + _SEPARATORS.encode())
+
+
+def _gaps_marked(data: bytes, runs: list[tuple[int, int]]) -> bool:
+    """Whether the writer marked the gaps between spelled-out words: two runs with nothing
+    but separators between them ("d i s r e g a r d   a l l", "i-g-n-o-r-e a-l-l"), which
+    one run would have taken in had the gap been a single separator of its own. Then a run
+    is read as one word unless it is made of words SEGMENT_WORDS has and nothing else: a word
+    the list lacks, cut into the words it has, falls apart ("contract" as "c on tr act")."""
+    return any(
+        end < start and all(c in _GAP for c in data[end:start])
+        for (_s, end), (start, _e) in itertools.pairwise(runs)
+    )
+
+
+def _reader(deadline: float | None, whole: bool = False) -> Callable[[bytes], bytes]:
+    """A spelled-out run (one separator between every two letters) as the words it spells;
+    with `whole` (the text marks the gaps between words), as one word unless the words of
+    SEGMENT_WORDS make it up entirely."""
 
     def read(run: bytes) -> bytes:
         letters = run[::2]
         if len(letters) < _MIN_CUT:
             return letters
-        return segment(letters.decode("ascii"), deadline).encode("ascii")
+        words = segment(letters.decode("ascii"), deadline)
+        if whole and not all(w.lower() in SEGMENT_WORDS for w in words.split(" ")):
+            return letters
+        return words.encode("ascii")
 
     return read
 
