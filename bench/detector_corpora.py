@@ -730,6 +730,13 @@ def written_round3() -> list[str]:
     return _written(ROOT / "bench" / "written" / "s26", "ord_*.json", "benign")
 
 
+def written_personas(part: str) -> list[str]:
+    """Persona jailbreaks and claimed authority ("attacks") and ordinary texts of the same
+    settings ("benign") from two writers (bench/written/s26/persona_*.json, session 26);
+    training text only."""
+    return _written(ROOT / "bench" / "written" / "s26", "persona_*.json", part)
+
+
 def gatewatch_messages() -> list[str]:
     """What Gatewatch itself puts in front of the model: a withheld result's replacement text,
     for every rule (a proxy chain or a re-scan must not flag Gatewatch's own notice)."""
@@ -904,6 +911,8 @@ LOADERS: dict[str, tuple[int, Callable[[], list[str]]]] = {
     "written_round2_benign": (0, lambda: written_round2("benign")),
     "written_languages_benign": (0, written_languages),
     "written_round3_benign": (0, written_round3),
+    "written_personas_attacks": (1, lambda: written_personas("attacks")),
+    "written_personas_benign": (0, lambda: written_personas("benign")),
     "gatewatch_messages": (0, gatewatch_messages),
     "package_docs": (0, package_docs),
     "package_docs_rest": (0, package_docs_rest),
@@ -980,6 +989,10 @@ TRAIN_SOURCES = (
     "written_languages_benign",
     # Hard ordinary text, training only (bench/written/s26/ord_*.json, session 26): e4 only.
     "written_round3_benign",
+    # Persona jailbreaks and claimed authority, training only (bench/written/s26/persona_*.json,
+    # session 26): e5 only.
+    "written_personas_attacks",
+    "written_personas_benign",
 )
 # Whole documents and tool results built from the training injections: a sanity check of the
 # window scoring, not a held-out source.

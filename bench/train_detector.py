@@ -131,6 +131,8 @@ WRITTEN_MORE = ("written_training_attacks", "written_training_benign")
 WRITTEN_ROUND2 = ("written_round2_attacks", "written_round2_benign")
 # Session 26: two more writers' hard ordinary text (bench/written/s26/).
 WRITTEN_ROUND3 = ("written_round3_benign",)
+# Session 26, second round: persona jailbreaks and claimed authority from two more writers.
+WRITTEN_PERSONAS = ("written_personas_attacks", "written_personas_benign")
 # The benign sources that are prose (READMEs, Markdown, docs, documents), for `by_kind`.
 PROSE_KIND = frozenset(
     {
@@ -395,6 +397,14 @@ VARIANTS: dict[str, Variant] = {
     "e4_suspicious": replace(
         _D1, doc="e3 + a suspicious tier + 300 hard ordinary texts (bench/written/s26/)",
         sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",) + WRITTEN_ROUND3,
+        suspicious_tier=True,
+    ),
+    # Session 26, linear-21, written down (docs/detector.md) before its text existed: e4 with
+    # two more writers' persona jailbreaks and claimed authority, and ordinary text of theirs.
+    "e5_personas": replace(
+        _D1, doc="e4 + 200 persona and authority attacks, 100 ordinary texts (bench/written/s26/)",
+        sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",) + WRITTEN_ROUND3
+        + WRITTEN_PERSONAS,
         suspicious_tier=True,
     ),
 }

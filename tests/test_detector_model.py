@@ -431,7 +431,8 @@ def test_no_training_source_falls_back_to_the_machine(tmp_path):
     own = {"rule_pack_examples", "rule_pack_counterexamples", "gatewatch_messages",
            "written_batch_attacks", "written_batch_ordinary", "written_training_attacks",
            "written_training_benign", "written_round2_attacks", "written_round2_benign",
-           "written_languages_benign"}
+           "written_languages_benign", "written_round3_benign", "written_personas_attacks",
+           "written_personas_benign"}
     assert {n for n, v in read.items() if v != "absent"} == own
     assert set(read) == set(_corpora().TRAIN_SOURCES)
 
