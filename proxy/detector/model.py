@@ -98,15 +98,9 @@ def tokens(folded: str) -> list[str]:
         toks = ascii_words(folded)
     else:
         toks = _TOKEN.findall(_DIGITS.sub("0", folded))
-    if _clean.issuperset(toks):
+    fixes = misspellings(toks)
+    if not fixes:
         return toks
-    fixes: dict[str, str] = {}
-    for tok in set(toks).difference(_clean):
-        fixed = repair(tok) if len(tok) >= _REPAIR_FROM else tok
-        if fixed != tok:
-            fixes[tok] = fixed
-        elif len(_clean) < _CLEAN_CAP:
-            _clean.add(tok)
     if len(fixes) > _FEW_FIXES:
         return list(map(fixes.get, toks, toks))
     # A word or two to repair ("filter" in minified JavaScript): their places found by
@@ -115,6 +109,50 @@ def tokens(folded: str) -> list[str]:
     for i, fixed in where:
         toks[i] = fixed
     return toks
+
+
+def misspellings(toks: list[str]) -> dict[str, str]:
+    """{token: the class word it misspells by one letter} for those of `toks` that do."""
+    if _clean.issuperset(toks):
+        return {}
+    fixes: dict[str, str] = {}
+    for tok in set(toks).difference(_clean):
+        fixed = repair(tok) if len(tok) >= _REPAIR_FROM else tok
+        if fixed != tok:
+            fixes[tok] = fixed
+        elif len(_clean) < _CLEAN_CAP:
+            _clean.add(tok)
+    return fixes
+
+
+# The longest view whose misspellings are read back for the rules: a tool result's sentence
+# costs a few microseconds, a megabyte some 40 ms the budget has no room for.
+REPAIRED_MAX_CHARS = 32_768
+# The words of the override phrase ("ignore previous instructions"), the ones the rules read
+# repaired: the other classes' neighbours are words of their own ("securely" is one letter
+# from "secretly"), and rules on those classes would read documentation as covert orders.
+REPAIRED_CLASSES = frozenset({"IGNORE", "PRIOR", "INSTR"})
+
+
+def repaired(flat: str) -> str | None:
+    """`flat` (a folded view) with each one-letter misspelling of a word of REPAIRED_CLASSES
+    written as the word ("ignore your previous iunstructions" as "... instructions"), for the
+    rules, which match words as spelled; None when it has none or is longer than
+    REPAIRED_MAX_CHARS."""
+    if len(flat) > REPAIRED_MAX_CHARS:
+        return None
+    toks = ascii_words(flat) if flat.isascii() else _TOKEN.findall(flat)
+    fixes = {
+        tok: fixed
+        for tok, fixed in misspellings([t for t in toks if len(t) >= _REPAIR_FROM]).items()
+        # a word and its inflection ("command", "commands") are not a misspelling
+        if CLASS_OF[fixed] in REPAIRED_CLASSES and not fixed.startswith(tok)
+        and not tok.startswith(fixed)
+    }
+    if not fixes:
+        return None
+    word = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, sorted(fixes))) + r")(?![^\W_])")
+    return word.sub(lambda m: fixes[m.group()], flat)
 
 
 def position_features(toks: list[str], i: int) -> list[str]:

@@ -19,6 +19,7 @@ from proxy.detector import native, readers, unrendered
 from proxy.detector.confusables import fold_confusables, fold_styled
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.marks import COMMENT
+from proxy.detector.model import repaired
 from proxy.detector.re2spans import found as re2_found
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
@@ -444,6 +445,12 @@ def finish(found: Base, *, markup: bool = True) -> Prepared:
     """The segments of a prepared text, with tags and comments read (`markup`) or kept."""
     out = Prepared(signals=set(found.signals), timed_out=found.timed_out)
     _finish(found.root, markup, out)
+    # Misspelt class words read back, for the rules only (the learned layer repairs its own).
+    for segment in list(out.segments):
+        fixed = repaired(segment.text) if segment.kind != "lines" else None
+        if fixed is not None:
+            out.segments.append(Segment("decoded", fixed, scored=False))
+            out.note("decoded:repaired")
     return out
 
 
