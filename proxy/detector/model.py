@@ -144,7 +144,7 @@ def repaired(flat: str) -> str | None:
     toks = ascii_words(flat) if flat.isascii() else _TOKEN.findall(flat)
     fixes = {
         tok: fixed
-        for tok, fixed in misspellings([t for t in toks if len(t) >= _REPAIR_FROM]).items()
+        for tok, fixed in misspellings(toks).items()
         # a word and its inflection ("command", "commands") are not a misspelling
         if CLASS_OF[fixed] in REPAIRED_CLASSES and not fixed.startswith(tok)
         and not tok.startswith(fixed)

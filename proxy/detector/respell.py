@@ -14,7 +14,7 @@ import functools
 import itertools
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from proxy.detector.lexicon import ENGLISH
@@ -172,20 +172,22 @@ def respelled_views(
     ):
         runs = list(spans(_spelled_run(), data))
         read = _reader(deadline, whole=_gaps_marked(data, runs))
-        views.append(("spaced", _replaced(data, iter(runs), read)))
+        views.append(("spaced", _replaced(data, runs, read)))
     if cut:
-        views.append(("joined", _replaced(data, _cut(), lambda run: run.replace(b" ", b""))))
+        views.append(("joined", _replaced(data, spans(_cut(), data),
+                                          lambda run: run.replace(b" ", b""))))
     return views
 
 
-def _replaced(data: bytes, pattern: Any, read: Callable[[bytes], bytes]) -> str:
-    """The text of `data` with each match of `pattern` (or each of the spans it is, already
-    found) replaced by `read(match)`. Over the bytes with re2spans (the wrapper's sub builds a
-    Match object per run): the matches are ASCII, so their bytes are their characters."""
+def _replaced(
+    data: bytes, found: Iterable[tuple[int, int]], read: Callable[[bytes], bytes]
+) -> str:
+    """The text of `data` with each span of `found` (re2spans' matches, in order) replaced by
+    `read(match)`. Over the bytes (the wrapper's sub builds a Match object per run): the
+    matches are ASCII, so their bytes are their characters."""
     pieces: list[bytes] = []
     at = 0
-    found_spans = pattern if isinstance(pattern, Iterator) else spans(pattern, data)
-    for start, end in found_spans:
+    for start, end in found:
         pieces += [data[at:start], read(data[start:end])]
         at = end
     pieces.append(data[at:])
@@ -295,7 +297,7 @@ def _leet_view(text: str, data: bytes) -> str | None:
     """The text with its disguised words read as letters (at least MIN_LEET_WORDS of them)."""
     symbols, read = _symbol_reader()
     if any(_symbol_plain(data[start:end]) for start, end in spans(_symbol_inside(), data)):
-        with_symbols = _replaced(data, _symbol_word(), read)
+        with_symbols = _replaced(data, spans(_symbol_word(), data), read)
         text, data = with_symbols, with_symbols.encode("utf-8")
     words: dict[str, str | None] = {}  # a word seen again costs a dict lookup
     pieces: list[str] = []
