@@ -213,6 +213,15 @@ _D1 = replace(
     translated=1,
 )
 
+_E3 = replace(
+    _D1, doc="e2 + 300 ordinary texts in seven other languages",
+    sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",),
+)
+_E4 = replace(
+    _E3, doc="e3 + a suspicious tier + 300 hard ordinary texts (bench/written/s26/)",
+    sources=_E3.sources + WRITTEN_ROUND3, suspicious_tier=True,
+)
+
 # Written down (docs/detector.md) before any held-out figure was looked at.
 VARIANTS: dict[str, Variant] = {
     "v0_shipped": Variant("the recipe shipped before cross-validation"),
@@ -388,24 +397,15 @@ VARIANTS: dict[str, Variant] = {
     ),
     # Session 25, linear-19, written down (docs/detector.md) before its text existed: e2 with
     # ordinary text in the languages of its attacks.
-    "e3_languages": replace(
-        _D1, doc="e2 + 300 ordinary texts in seven other languages",
-        sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",),
-    ),
+    "e3_languages": _E3,
     # Session 26, linear-20, written down (docs/detector.md) before its text existed: e3 with
     # a suspicious tier and two more writers' hard ordinary text.
-    "e4_suspicious": replace(
-        _D1, doc="e3 + a suspicious tier + 300 hard ordinary texts (bench/written/s26/)",
-        sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",) + WRITTEN_ROUND3,
-        suspicious_tier=True,
-    ),
+    "e4_suspicious": _E4,
     # Session 26, linear-21, written down (docs/detector.md) before its text existed: e4 with
     # two more writers' persona jailbreaks and claimed authority, and ordinary text of theirs.
     "e5_personas": replace(
-        _D1, doc="e4 + 200 persona and authority attacks, 100 ordinary texts (bench/written/s26/)",
-        sources=_D1.sources + WRITTEN_ROUND2 + ("written_languages_benign",) + WRITTEN_ROUND3
-        + WRITTEN_PERSONAS,
-        suspicious_tier=True,
+        _E4, doc="e4 + 200 persona and authority attacks, 100 ordinary texts (bench/written/s26/)",
+        sources=_E4.sources + WRITTEN_PERSONAS,
     ),
 }
 HARD_FROM_EPOCH = 2  # 0-based: the last four of six epochs
@@ -435,7 +435,7 @@ class Sample:
     validation: bool
     inputs: list[str]  # the folded views, scored as shipped
     feats: frozenset[int] = field(default_factory=frozenset)  # for document frequencies
-    rule_hit: bool = False  # a benign validation text a rule fires on (`suspicious_tier` only)
+    rule_hit: bool = False  # a rule fires on it (`suspicious_tier` reads the benign ones)
 
 
 class Features:
@@ -460,12 +460,13 @@ class Features:
 
 def featurize(
     text: str, detector: Any, features: Features
-) -> tuple[list[tuple[int, ...]], list[str]]:
+) -> tuple[list[tuple[int, ...]], list[str], bool]:
     """Windows of feature ids, from the same normalisation the proxy runs (so the model sees
-    in training exactly what it sees at run time), and the folded views themselves."""
+    in training exactly what it sees at run time), the folded views themselves, and whether
+    a rule fired on them (with no deadline: the same data, the same file)."""
     from proxy.detector.model import tokens, window_features
 
-    inputs, _classes = detector.model_inputs(text[:MAX_DOC_CHARS])
+    inputs, classes = detector.model_inputs(text[:MAX_DOC_CHARS])
     windows: list[tuple[int, ...]] = []
     for folded in inputs:
         toks = tokens(folded)
@@ -481,7 +482,7 @@ def featurize(
         size = WINDOW // 2
         for start in range(0, len(toks) - size + 1, size):
             windows.append(features.encode(window_features(toks, start, start + size)))
-    return windows, inputs
+    return windows, inputs, bool(classes)
 
 
 def spread(windows: list[tuple[int, ...]], limit: int) -> list[tuple[int, ...]]:
@@ -636,8 +637,6 @@ def samples_from(
     from proxy.detector import DetectorConfig, load_detector
 
     detector = load_detector(DetectorConfig(model=False))
-    # Rule hits for the suspicious tier, with no clock in them: the same data, the same file.
-    rules = load_detector(DetectorConfig(model=False, time_budget_ms=3_600_000))
     made = [
         (name, frozenset({name}), is_validation(text), text)
         for name, (_label, texts) in sources.items()
@@ -648,19 +647,11 @@ def samples_from(
     samples: list[Sample] = []
     for source, origin, validation, text in made:
         label = sources[source][0]
-        windows, inputs = featurize(text, detector, features)
+        windows, inputs, rule_hit = featurize(text, detector, features)
         if not windows:
             continue
         if not label:
             windows = spread(windows, MAX_WINDOWS_PER_DOC)
-        rule_hit = bool(
-            variant.suspicious_tier
-            and validation
-            and not label
-            and rules.inspect_result(
-                "tools/call", {"content": [{"type": "text", "text": text[:MAX_DOC_CHARS]}]}
-            ).rules
-        )
         samples.append(
             Sample(
                 label,
