@@ -171,8 +171,15 @@ def respelled_views(
         _spells(data[start:end].decode("ascii")) for start, end in spans(_spaced(), data)
     ):
         runs = list(spans(_spelled_run(), data))
-        read = _reader(deadline, whole=_gaps_marked(data, runs))
-        views.append(("spaced", _replaced(data, runs, read)))
+        cut_view = _replaced(data, runs, _reader(deadline))
+        views.append(("spaced", cut_view))
+        # Where the writer marks gaps, each run is also read as one word. Beside the cut
+        # reading, not instead of it: one marked gap elsewhere must not turn a whole phrase
+        # spelled as one run into one long word.
+        if _gaps_marked(data, runs):
+            whole_view = _replaced(data, runs, _reader(deadline, whole=True))
+            if whole_view != cut_view:
+                views.append(("spaced", whole_view))
     if cut:
         views.append(("joined", _replaced(data, spans(_cut(), data),
                                           lambda run: run.replace(b" ", b""))))
@@ -201,8 +208,8 @@ def _gaps_marked(data: bytes, runs: list[tuple[int, int]]) -> bool:
     """Whether the writer marked the gaps between spelled-out words: two runs with nothing
     but separators between them ("d i s r e g a r d   a l l", "i-g-n-o-r-e a-l-l"), which
     one run would have taken in had the gap been a single separator of its own. Then a run
-    is read as one word unless it is made of words SEGMENT_WORDS has and nothing else: a word
-    the list lacks, cut into the words it has, falls apart ("contract" as "c on tr act")."""
+    is also read as one word unless it is made of words SEGMENT_WORDS has and nothing else: a
+    word the list lacks, cut into the words it has, falls apart ("contract" as "c on tr act")."""
     return any(
         end < start and all(c in _GAP for c in data[end:start])
         for (_s, end), (start, _e) in itertools.pairwise(runs)
