@@ -125,9 +125,11 @@ def misspellings(toks: list[str]) -> dict[str, str]:
     return fixes
 
 
-# The longest view whose misspellings are read back for the rules: a tool result's sentence
-# costs a few microseconds, a megabyte some 40 ms the budget has no room for.
-REPAIRED_MAX_CHARS = 32_768
+# The longest view whose misspellings are read back for the rules (the scanner's window): an
+# inbox listing of 35 KB must not hide a misspelt order from them. About 4 ms at 256 KB; a
+# megabyte's 12-19 ms per view the 250 ms budget has no room for (the learned layer repairs
+# its own features at any length).
+REPAIRED_MAX_CHARS = 262_144
 # The words of the override phrase ("ignore previous instructions"), the ones the rules read
 # repaired: the other classes' neighbours are words of their own ("securely" is one letter
 # from "secretly"), and rules on those classes would read documentation as covert orders.
