@@ -236,8 +236,9 @@ def test_weighing_benign_text_by_kind_makes_prose_count_against_words_attacks_sh
         return model["weights"]
 
     by_count, by_kind = weights(False), weights(True)
+    # A weight pulled under KEEP_ABS_WEIGHT is pruned from the file: the scorer reads it as 0.
     for word in ("u:instructions", "u:previous"):
-        assert by_kind[word] < by_count[word]
+        assert by_kind.get(word, 0.0) < by_count.get(word, 0.0)
 
 
 def test_hard_negatives_pull_down_the_window_that_would_flag_a_benign_document():
