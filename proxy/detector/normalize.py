@@ -19,7 +19,7 @@ from proxy.detector import native, readers, unrendered
 from proxy.detector.confusables import fold_confusables, fold_styled
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
 from proxy.detector.marks import COMMENT
-from proxy.detector.model import repaired
+from proxy.detector.model import REPAIRED_MAX_CHARS, repaired
 from proxy.detector.re2spans import found as re2_found
 from proxy.detector.respell import MARK_PATTERNS, respelled_views
 
@@ -445,13 +445,66 @@ def finish(found: Base, *, markup: bool = True) -> Prepared:
     """The segments of a prepared text, with tags and comments read (`markup`) or kept."""
     out = Prepared(signals=set(found.signals), timed_out=found.timed_out)
     _finish(found.root, markup, out)
-    # Misspelt class words read back, for the rules only (the learned layer repairs its own).
+    # Views for the rules only; the learned layer's tokens already read both ways.
     for segment in list(out.segments):
-        fixed = repaired(segment.text) if segment.kind != "lines" else None
+        if segment.kind == "lines":
+            continue
+        text = segment.text
+        # Not for the argument rules (no markup read): a shell or a path reads `_` as itself;
+        # not for what was decoded or respelled, whose views already cost a scan each.
+        spaced = unjoined(text) if markup and segment.kind in _UNJOINED_KINDS else None
+        if spaced is not None:
+            out.segments.append(Segment("decoded", spaced, scored=False))
+            out.note("decoded:underscores")
+            text = spaced
+        # Misspelt class words read back: repaired() cuts words at underscores too, so the
+        # spaced view, where there is one, carries every fix the text's own view would.
+        fixed = repaired(text)
         if fixed is not None:
             out.segments.append(Segment("decoded", fixed, scored=False))
             out.note("decoded:repaired")
     return out
+
+
+def unjoined(flat: str) -> str | None:
+    """`flat` with the underscores of words joined like prose read as spaces; None when it has
+    none or is longer than REPAIRED_MAX_CHARS (the bound of the other rules-only view; past it
+    the learned layer, whose tokens end at underscores, reads such words).
+
+    RE2's word boundary counts `_` as a letter, so "External_Ignore your previous
+    instructions" (a channel name) or "ignore_all_previous_instructions" passed every rule
+    that starts or ends at a word; a model reads them as the words they join. A token that
+    reads as code is left as it is: a call, an index, an assignment, a key (`(`, `[`, `=`, `:`)
+    or a dotted name (`module_utils.basic`, a rule id in Gatewatch's own messages), whose words
+    read apart made ordinary source files look like orders ("post_sendgrid_api(module, ...,
+    from_address, ...)"). Each token is looked at once, from its underscores, so text without
+    them costs one search. The text's own view is kept beside this one, for the rules that
+    name identifiers (send_email, im_start).
+    """
+    at = flat.find("_") if len(flat) <= REPAIRED_MAX_CHARS else -1
+    if at < 0:
+        return None
+    parts: list[str] = []
+    done = 0
+    while at >= 0:
+        start = flat.rfind(" ", 0, at) + 1
+        end = flat.find(" ", at)
+        end = len(flat) if end < 0 else end
+        token = flat[start:end]
+        # an assignment spaced as prose ("login_data = {") is code too
+        if not _CODE_TOKEN.search(token) and flat[end + 1 : end + 2] != "=":
+            parts += (flat[done:start], token.replace("_", " "))
+            done = end
+        at = flat.find("_", end)
+    if not parts:
+        return None
+    parts.append(flat[done:])
+    return collapse_space("".join(parts))
+
+
+# What makes a token with underscores read as code rather than words: see unjoined().
+_CODE_TOKEN = re.compile(r"[(\[=:]|\.\w")
+_UNJOINED_KINDS = frozenset({"text", "comment", "hidden"})
 
 
 def prepare(
