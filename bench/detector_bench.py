@@ -33,7 +33,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.ab import interleaved, span, trees, use_root  # noqa: E402
+from bench.scratch import scratch  # noqa: E402
 
 SIZES = {"1KB": 1 << 10, "10KB": 10 << 10, "100KB": 100 << 10, "1MB": 1 << 20}
 ROUNDS = {"1KB": 2000, "10KB": 500, "100KB": 60, "1MB": 12}
@@ -260,7 +260,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="with --base: runs per tree")
     parser.add_argument("--root", help=argparse.SUPPRESS)  # import proxy from this tree
     args = parser.parse_args()
-    os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-bench-"))
+    os.environ.setdefault("GATEWATCH_HOME", str(scratch("gw-bench-")))
     if args.kinds and args.base:
         return _kinds_ab(args)
     use_root(args.root)

@@ -36,7 +36,6 @@ import re
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import warnings
 import zipfile
@@ -48,6 +47,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench.scratch import scratch  # noqa: E402
 
 # Where bench/install_corpora.sh puts the training corpora (site/: agentdojo, garak and what
 # they import; text/: the locked wheels read as text; npm/: the locked npm tarballs, read as
@@ -121,9 +122,9 @@ def use_corpora() -> None:
     if site in sys.path:
         return
     sys.path.insert(0, site)
-    scratch = Path(tempfile.mkdtemp(prefix="gw-corpora-xdg-"))
+    xdg = scratch("gw-corpora-xdg-")
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
-        os.environ[var] = str(scratch / var.lower())
+        os.environ[var] = str(xdg / var.lower())
 
 
 def _stable_sample(items: list[str], limit: int, salt: str) -> list[str]:
@@ -1049,7 +1050,7 @@ def main() -> int:
         use_corpora()
     except Absent as exc:
         print(f"{exc} (the sources that need them are reported absent)", file=sys.stderr)
-    os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-corpora-"))
+    os.environ.setdefault("GATEWATCH_HOME", str(scratch("gw-corpora-")))
     from proxy.detector import DetectorConfig, load_detector
 
     if args.model:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from bench.scratch import scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
@@ -65,7 +66,7 @@ def _filesystem_calls() -> list[tuple[str, dict[str, Any]]]:
 def collect(root: Path = ROOT) -> list[str]:
     if not (BIN / "mcp-server-filesystem").exists():
         return []
-    memory = Path(tempfile.mkdtemp(prefix="gw-npm-memory-")) / "memory.jsonl"
+    memory = scratch("gw-npm-memory-") / "memory.jsonl"
 
     async def run() -> list[str]:
         out = await _session([str(BIN / "mcp-server-filesystem"), str(root)],

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.payloads import KINDS, payload  # noqa: E402
+from bench.scratch import scratch  # noqa: E402
 
 WARMUP = 1500
 TIMED = 800
@@ -76,7 +76,7 @@ def main() -> int:
     parser.add_argument("--kind", default="prose", choices=KINDS)
     parser.add_argument("--flush", default="0,2,16,64", help="MB walked before each text")
     args = parser.parse_args()
-    os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-scan-cache-"))
+    os.environ.setdefault("GATEWATCH_HOME", str(scratch("gw-scan-cache-")))
     texts, named = steps(args.kind, args.size)
     sizes = [int(mb) for mb in args.flush.split(",")]
     print(f"µs per {args.size} B {args.kind} text, mean of {len(texts)}; flush = MB walked "

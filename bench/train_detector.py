@@ -34,7 +34,6 @@ import os
 import random
 import re
 import sys
-import tempfile
 import time
 import warnings
 from collections import Counter
@@ -44,6 +43,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench.scratch import scratch  # noqa: E402
 
 WINDOW = 32
 STRIDE = 16
@@ -1100,7 +1101,7 @@ def main() -> int:
         parser.error("--variant other than the shipped recipe needs --out and no --check")
     args.out = args.out or model_path().with_name(CANDIDATE)
     warnings.filterwarnings("ignore")
-    os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-train-"))
+    os.environ.setdefault("GATEWATCH_HOME", str(scratch("gw-train-")))
     started = time.perf_counter()
     if args.cv:
         names = args.cv.split(",")

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -24,6 +23,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench.scratch import scratch  # noqa: E402
 
 
 def verdicts(batch: dict[str, Any], detector: Any) -> dict[str, list[str]]:
@@ -78,7 +79,7 @@ def main() -> int:
     parser.add_argument("--pin", action="store_true", help="the indices the tests pin")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    os.environ.setdefault("GATEWATCH_HOME", tempfile.mkdtemp(prefix="gw-written-"))
+    os.environ.setdefault("GATEWATCH_HOME", str(scratch("gw-written-")))
     version = "shipped"
     if args.model:
         from candidate_model import use_model

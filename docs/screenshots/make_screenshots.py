@@ -16,15 +16,17 @@ import os
 import random
 import socket
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 OUT = Path(os.environ.get("GW_SHOTS_OUT") or Path(__file__).resolve().parent)
 OUT.mkdir(parents=True, exist_ok=True)
-os.environ["GATEWATCH_HOME"] = tempfile.mkdtemp(prefix="gw-shots-")
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import scratch  # noqa: E402
+
+os.environ["GATEWATCH_HOME"] = str(scratch("gw-shots-"))
 
 
 def client_home() -> None:
@@ -33,7 +35,7 @@ def client_home() -> None:
 
     from tests.clients_home import FIXTURES, LAYOUT
 
-    home = Path(tempfile.mkdtemp(prefix="gw-shots-home-"))
+    home = scratch("gw-shots-home-")
     for fixture, where in LAYOUT.items():
         (home / where).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(FIXTURES / fixture, home / where)
