@@ -5,10 +5,11 @@
         [--base [NAME=]DIR]
 
 Reports the model file's size and load time; for tool results of 1 KB, 10 KB, 100 KB and 1 MB
-of ordinary documentation text: scan time p50/p95/p99 and throughput (rules and the learned
-layer), and the rules-only p50 beside it; then hostile 1 MB inputs (backtracking bait) against the
-time budget and as a ratio to the ordinary 1 MB median measured in the same run; then the cost
-of importing proxy.detector and of load_detector(), each against a baseline from the same run.
+of ordinary text (licence prose, JSON, code and logs in turn): scan time p50/p95/p99 and
+throughput (rules and the learned layer), and the rules-only p50 beside it; then hostile 1 MB
+inputs (backtracking bait) against the time budget and as a ratio to the ordinary 1 MB median
+measured in the same run; then the cost of importing proxy.detector and of load_detector(),
+each against a baseline from the same run.
 
 `--views` instead times the detector alone on each payload kind of bench/payloads.py at 4 KB,
 64 KB and 1 MB, with the learned layer's scorer as it is and as it was (every view scored whole:
@@ -48,27 +49,21 @@ ROUNDS = {"1KB": 2000, "10KB": 500, "100KB": 60, "1MB": 12}
 
 
 def corpus() -> str:
-    """Ordinary text a tool returns: the repo's docs, some JSON and some non-ASCII prose."""
-    # docs/detector.md quotes attacks on purpose; every other page is ordinary prose.
-    pages = [p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "detector.md"]
-    parts = [p.read_text(encoding="utf-8") for p in pages]
-    parts.append((ROOT / "README.md").read_text(encoding="utf-8"))
-    parts.append(
-        json.dumps(
-            [
-                {
-                    "id": i,
-                    "title": f"Issue {i}",
-                    "state": "open",
-                    "body": "Steps to reproduce: run the tests twice.",
-                }
-                for i in range(50)
-            ],
-            indent=2,
-        )
-    )
-    parts.append("Größenänderung für Übersicht; Привет, мир; 東京の天気は晴れ。")
-    return "\n\n".join(parts)
+    """Ordinary text a tool returns: licence prose, a JSON API page, standard-library code and
+    log lines (bench/payloads.py), in 2 KB pieces taken in turn so every size has each kind,
+    and a line of non-ASCII prose.
+
+    It used to be the repository's own docs; they came to quote attacks, encodings and
+    respellings (PERFORMANCE.md, README.md), and the "ordinary" figures measured the decoders
+    those trip.
+    """
+    from bench.payloads import payload
+
+    piece = 2 << 10
+    kinds = [payload(kind, 1 << 20) for kind in ("prose", "json", "code", "log")]
+    parts = [text[at : at + piece] for at in range(0, 1 << 20, piece) for text in kinds]
+    parts.insert(1, "Größenänderung für Übersicht; Привет, мир; 東京の天気は晴れ。")
+    return "\n".join(parts)
 
 
 def sized(text: str, size: int) -> str:
