@@ -301,7 +301,10 @@ def _spells(run: str) -> bool:
 
 
 def _leet_view(text: str, data: bytes) -> str | None:
-    """The text with its disguised words read as letters (at least MIN_LEET_WORDS of them)."""
+    """The text with its disguised words read as letters: at least MIN_LEET_WORDS of them, one
+    of which reads as a word injections are made of (SEGMENT_WORDS). Hex fragments read as no
+    such word ("3f", "4d0", "1e3" as "ef", "ado", "iee"), and three of them in a megabyte of
+    code and logs cost the whole text a scan more."""
     symbols, read = _symbol_reader()
     if any(_symbol_plain(data[start:end]) for start, end in spans(_symbol_inside(), data)):
         with_symbols = _replaced(data, spans(_symbol_word(), data), read)
@@ -310,6 +313,7 @@ def _leet_view(text: str, data: bytes) -> str | None:
     pieces: list[str] = []
     at = 0
     changed = len(symbols)
+    known = bool(symbols)  # a word read with symbols is one of SEGMENT_WORDS already
     for start, end, word in _leet_words(text, data):
         plain = words.get(word, "")
         if plain == "":
@@ -318,7 +322,8 @@ def _leet_view(text: str, data: bytes) -> str | None:
             pieces += [text[at:start], plain]
             at = end
             changed += 1
-    if changed < MIN_LEET_WORDS:
+            known = known or plain.lower() in SEGMENT_WORDS
+    if changed < MIN_LEET_WORDS or not known:
         return None
     pieces.append(text[at:])
     return "".join(pieces)
