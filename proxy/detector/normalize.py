@@ -491,8 +491,11 @@ def unjoined(flat: str) -> str | None:
         end = flat.find(" ", at)
         end = len(flat) if end < 0 else end
         token = flat[start:end]
-        # an assignment spaced as prose ("login_data = {") is code too
-        if not _CODE_TOKEN.search(token) and flat[end + 1 : end + 2] != "=":
+        # an attribute's value is judged on its own (alt="caption_ignore ..." is prose); an
+        # assignment spaced as prose ("login_data = {") is code too
+        value = max(token.rfind('="'), token.rfind("='"))
+        judged = token[value + 2 :] if value >= 0 else token
+        if not _CODE_TOKEN.search(judged) and flat[end + 1 : end + 2] != "=":
             parts += (flat[done:start], token.replace("_", " "))
             done = end
         at = flat.find("_", end)
@@ -504,7 +507,8 @@ def unjoined(flat: str) -> str | None:
 
 # What makes a token with underscores read as code rather than words: see unjoined().
 _CODE_TOKEN = re.compile(r"[(\[=:]|\.\w")
-_UNJOINED_KINDS = frozenset({"text", "comment", "hidden"})
+# The text, its comments, its hidden text and the attributes a reader sees (alt, title).
+_UNJOINED_KINDS = frozenset({"text", "comment", "hidden", "markup"})
 
 
 def prepare(
