@@ -60,6 +60,6 @@ def scorer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 @pytest.fixture(scope="module")
 def detector() -> Any:
     """The detector with the shipped packs and model, loaded once per test module."""
-    from proxy.detector import load_detector
+    from tests.detector_cases import unhurried
 
-    return load_detector()
+    return unhurried()

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+# A budget no scan here comes near: these tests assert what the detector reads, which a loaded
+# machine must not turn into a timeout's warning (the budget has tests of its own).
+UNHURRIED_MS = 60_000
+
+
+def unhurried(**changes: Any) -> Any:
+    """The shipped detector (packs and model) with `changes` to its config, and no time
+    budget a test could hit."""
+    from proxy.detector import DetectorConfig, load_detector
+
+    return load_detector(DetectorConfig(time_budget_ms=UNHURRIED_MS, **changes))
+
 
 def inspect(detector: Any, text: str) -> Any:
     """`detector`'s verdict on `text` returned as a `tools/call` result's one text block."""

@@ -18,6 +18,7 @@ import pytest
 from proxy.detector import DetectorConfig, load_detector
 from proxy.detector.lexicon import CLASS_OF, repair
 from proxy.detector.model import model_path, tokens
+from tests.detector_cases import unhurried
 
 ROOT = Path(__file__).resolve().parent.parent
 LOOKALIKE = str.maketrans("aceopxyiABCEHKMOPTX", "асеорхуіАВСЕНКМОРТХ")
@@ -69,7 +70,7 @@ BENIGN = {
 
 @pytest.fixture(scope="module")
 def detector():
-    return load_detector(DetectorConfig())
+    return unhurried()
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))

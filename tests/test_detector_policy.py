@@ -54,6 +54,26 @@ def test_time_budget_exceeded_can_block():
     assert detector.inspect_result("tools/call", text_result("hello " * 20_000)).verdict == "block"
 
 
+def test_a_scan_that_read_everything_late_keeps_its_verdict(monkeypatch):
+    # A loaded machine or a collector's pause can hold a scan past its budget after it has
+    # read everything; the verdict is then whole, and a benign text is not a warning.
+    from proxy.detector.model import shipped_model
+
+    detector = load_detector(DetectorConfig(time_budget_ms=300))
+    scorer = shipped_model().model._scorer
+    original = scorer.best
+
+    def slow_best(toks):
+        time.sleep(0.4)  # the machine stalls after the last check of the deadline
+        return original(toks)
+
+    monkeypatch.setattr(scorer, "best", slow_best)
+    found = detector.inspect_result("tools/call", text_result("The default rules are disabled."))
+    assert found.elapsed_ms > 300
+    assert (found.verdict, found.timed_out, found.model["label"]) == ("pass", False, "benign")
+    assert "timeout" not in found.notes and "budget" not in found.reason
+
+
 def test_disabled_detector_passes_everything():
     detector = load_detector(DetectorConfig(enabled=False))
     found = detector.inspect_result("tools/call", text_result(STRONG))

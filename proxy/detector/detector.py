@@ -220,9 +220,9 @@ class Detector:
                 deadline=time.monotonic() + (deadline - time.perf_counter()),
                 base=text_view,  # the others are mostly copies of it: scored by their changes
             )
-            # Finished past the deadline, or stopped at it: either way not a whole scan in
-            # the budget.
-            timed_out = time.perf_counter() > deadline
+            # Only a scan the deadline cut short is a timeout: one that read everything, late
+            # (a loaded machine, a collector's pause), has its whole verdict.
+            timed_out = not model.complete
         return prepared, found_rules, model, timed_out
 
     def _apply_classifier(

@@ -183,6 +183,7 @@ class ModelScore:
     probability: float
     label: str  # injection | suspicious | benign
     excerpt: str  # the best window, for the audit
+    complete: bool = True  # False: the deadline stopped it before every text was scored
 
     def as_dict(self) -> dict[str, Any]:
         return {"score": round(self.probability, 4), "label": self.label,
@@ -235,16 +236,17 @@ class LinearModel:
         respelled copy, the same comment found in two views), with the same result to the
         last bit as scoring it alone. The best window of the first text in order wins ties.
         """
-        best, excerpt = -math.inf, ""
+        best, excerpt, complete = -math.inf, "", False
         if len(texts) == 1:  # what Views does with one text: its tokens, scored whole
             if deadline is None or time.monotonic() <= deadline:
                 toks = self._scorer.tokenize(texts[0])
                 if deadline is None or time.monotonic() <= deadline:
                     value, at, length = self._scorer.best(toks)
+                    complete = True
                     if value > best:
                         best, excerpt = value, " ".join(toks[at : at + length])
         else:
-            best, excerpt = self._views_best(texts, deadline, base)
+            best, excerpt, complete = self._views_best(texts, deadline, base)
         if best == -math.inf:
             best = 0.0
         logit = self.bias + best + sum(self.weights.get("r:" + c, 0.0) for c in set(rule_classes))
@@ -254,13 +256,13 @@ class LinearModel:
             else "suspicious" if probability >= self.warn_threshold
             else "benign"
         )
-        return ModelScore(probability, label, excerpt[:200])
+        return ModelScore(probability, label, excerpt[:200], complete)
 
     def _views_best(
         self, texts: list[str], deadline: float | None, base: int | None
-    ) -> tuple[float, str]:
+    ) -> tuple[float, str, bool]:
         """The best window of any of several texts and its words (-inf where none was
-        scored): each text's run from the Views of this result."""
+        scored), each text's run from the Views of this result; whether every text was."""
         order = list(range(len(texts)))
         if base is not None and 0 < base < len(texts):
             order.insert(0, order.pop(base))
@@ -281,7 +283,7 @@ class LinearModel:
             value, at, length = run.best
             if value > best:
                 best, excerpt = value, " ".join(run.toks[at : at + length])
-        return best, excerpt
+        return best, excerpt, len(found) == len(texts)
 
 
 def model_path() -> Path:
