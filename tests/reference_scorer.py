@@ -114,7 +114,7 @@ class ReferenceModel:
     ) -> ModelScore:
         """Score folded texts (the flat views of a result); the best window of any counts.
         Past `deadline` (a time.monotonic() instant) the texts left are not scored."""
-        best, excerpt = -math.inf, ""
+        best, excerpt, scored = -math.inf, "", 0
         for text in texts:
             if deadline is not None and time.monotonic() > deadline:
                 break
@@ -122,6 +122,7 @@ class ReferenceModel:
             if deadline is not None and time.monotonic() > deadline:
                 break  # tokenising a megabyte can use up the budget: not the window sums too
             value, at, length = self.best_window(toks)
+            scored += 1
             if value > best:
                 best, excerpt = value, " ".join(toks[at : at + length])
         if best == -math.inf:
@@ -133,4 +134,4 @@ class ReferenceModel:
             else "suspicious" if probability >= self.warn_threshold
             else "benign"
         )
-        return ModelScore(probability, label, excerpt[:200])
+        return ModelScore(probability, label, excerpt[:200], scored == len(texts))

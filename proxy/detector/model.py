@@ -25,7 +25,8 @@ from typing import Any
 
 from proxy.detector import native
 from proxy.detector.lexicon import CLASS_OF, MAX_REPAIRED, repair, repair_tables
-from proxy.detector.re2spans import spans
+from proxy.detector.re2spans import compiled, spans
+from proxy.detector.re2spans import found as re2_found
 from proxy.detector.scoring import Run, Scorer, Views, positions
 from proxy.errors import InvalidValue
 
@@ -138,9 +139,10 @@ REPAIRED_CLASSES = frozenset({"IGNORE", "PRIOR", "INSTR"})
 
 def repaired(flat: str) -> str | None:
     """`flat` (a folded view) with each one-letter misspelling of a word of REPAIRED_CLASSES
-    written as the word ("ignore your previous iunstructions" as "... instructions"), for the
-    rules, which match words as spelled; None when it has none or is longer than
-    REPAIRED_MAX_CHARS."""
+    written as the word ("ignore your previous iunstructions" as "... instructions") and each
+    such word glued to another read apart ("zzzignore", "x1ignore your ...", "ignoreyour
+    previous ...", "instructions2"), for the rules, which match words as spelled and start and
+    end at word boundaries; None when it has none or is longer than REPAIRED_MAX_CHARS."""
     if len(flat) > REPAIRED_MAX_CHARS:
         return None
     toks = ascii_words(flat) if flat.isascii() else _TOKEN.findall(flat)
@@ -151,10 +153,99 @@ def repaired(flat: str) -> str | None:
         if CLASS_OF[fixed] in REPAIRED_CLASSES and not fixed.startswith(tok)
         and not tok.startswith(fixed)
     }
-    if not fixes:
+    glued = _glued_words(toks) if re2_found(compiled(_GLUE_GATE), flat.encode()) else set()
+    if not fixes and not glued:
         return None
-    word = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, sorted(fixes))) + r")(?![^\W_])")
-    return word.sub(lambda m: fixes[m.group()], flat)
+    if fixes:
+        word = re.compile(
+            r"(?<![^\W_])(?:" + "|".join(map(re.escape, sorted(fixes))) + r")(?![^\W_])"
+        )
+        flat = word.sub(lambda m: fixes[m.group()], flat)
+    if glued:
+        flat = _apart(tuple(sorted(glued))).sub(_read_apart, flat)
+    return flat
+
+
+# The override words a glued letter hides from a rule's word boundary: the words of the
+# override phrase, five letters or more (shorter ones, "skip", "omit", end ordinary words).
+_GLUE_WORDS = sorted(
+    (w for w in CLASS_OF if CLASS_OF[w] in REPAIRED_CLASSES and len(w) >= 5),
+    key=lambda w: (-len(w), w),
+)
+
+
+def _of(cls: str) -> str:
+    return "|".join(w for w in _GLUE_WORDS if CLASS_OF[w] == cls)
+
+
+# What an override verb is followed by ("ignoreyour previous instructions"), in the
+# lexicon's languages: the PRIOR words, and determiners.
+_FOLLOWERS = "|".join(sorted(
+    {w for w in CLASS_OF if CLASS_OF[w] == "PRIOR"} | {
+        "everything", "every", "your", "all", "any", "the", "my",  # en
+        "toutes", "tous", "vos", "tes", "les",  # fr
+        "alle", "deine", "ihre", "die",  # de
+        "todas", "todos", "tus", "sus", "las", "los",  # es, pt
+        "tutte", "tutti", "tue", "le",  # it
+        "suas", "tuas", "as", "os",  # pt
+    },
+    key=lambda w: (-len(w), w),
+))
+# A token (letters and digits) that glues an override word to something: a verb at its end
+# after anything ("zzz", "external", "x0"); any override word before digits alone; a verb
+# before a word that follows one; "previous" before "instructions".
+_GLUED_TOKEN = re.compile(
+    rf"(?:.(?P<end>{_of('IGNORE')})|^(?P<digits>{'|'.join(_GLUE_WORDS)})[0-9]+"
+    rf"|^(?P<verb>{_of('IGNORE')})(?:{_FOLLOWERS})|^(?P<prior>{_of('PRIOR')})(?:{_of('INSTR')}))$"
+)
+# Whether a text can hold any of those tokens at all, in one RE2 pass over its bytes (a
+# superset: the tokens are then looked at one by one). Text with many distinct tokens, base64
+# or minified code, would otherwise be matched token by token.
+_GLUE_GATE = (
+    rf"[\pL\pN](?:{_of('IGNORE')})(?:[^\pL\pN]|$)|(?:{'|'.join(_GLUE_WORDS)})[0-9]"
+    rf"|(?:{_of('IGNORE')})(?:{_FOLLOWERS})(?:[^\pL\pN]|$)"
+    rf"|(?:{_of('PRIOR')})(?:{_of('INSTR')})(?:[^\pL\pN]|$)"
+)
+# What follows each kind of word, in the text (the `end` kind: the word is what follows).
+_AFTER = {"digits": "[0-9]+", "verb": _FOLLOWERS, "prior": _of("INSTR")}
+# Tokens with no glued override word (a memo, like `_clean` for misspellings).
+_unglued: set[str] = set()
+
+
+def _glued_words(toks: list[str]) -> set[tuple[str, str]]:
+    """The override words `toks` glue to something, as (kind, word) pairs (the groups of
+    _GLUED_TOKEN)."""
+    if _unglued.issuperset(toks):
+        return set()
+    found: set[tuple[str, str]] = set()
+    for tok in set(toks).difference(_unglued):
+        match = _GLUED_TOKEN.search(tok) if len(tok) > 5 else None
+        if match is None or match.lastgroup is None:
+            if len(_unglued) < _CLEAN_CAP:
+                _unglued.add(tok)
+            continue
+        found.add((match.lastgroup, match.group(match.lastgroup)))
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _apart(glued: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+    """Where a space reads `glued`'s words apart in a text: an empty match before a word glued
+    at its front, or the word (a named group) a space goes after."""
+    places = []
+    for kind in ("end", "digits", "verb", "prior"):
+        words = "|".join(word for where, word in glued if where == kind)
+        if not words:
+            continue
+        if kind == "end":
+            places.append(rf"(?<=[^\W_])(?=(?:{words})(?![^\W_]))")
+        else:
+            places.append(rf"(?<![^\W_])(?P<{kind}>{words})(?=(?:{_AFTER[kind]})(?![^\W_]))")
+    return re.compile("|".join(places))
+
+
+def _read_apart(match: re.Match[str]) -> str:
+    return " " if match.lastgroup is None else match.group(match.lastgroup) + " "
 
 
 def position_features(toks: list[str], i: int) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 from proxy.detector import native, readers, unrendered
 from proxy.detector.confusables import fold_confusables, fold_styled
 from proxy.detector.decode import RUN_PATTERNS, decode_chunks
+from proxy.detector.lexicon import CLASS_OF
 from proxy.detector.marks import COMMENT
 from proxy.detector.model import REPAIRED_MAX_CHARS, repaired
 from proxy.detector.re2spans import found as re2_found
@@ -495,6 +496,10 @@ def unjoined(flat: str) -> str | None:
         # assignment spaced as prose ("login_data = {") is code too
         value = max(token.rfind('="'), token.rfind("='"))
         judged = token[value + 2 :] if value >= 0 else token
+        # a key is code ("system_prompt: |" in a config file is not a header), unless it is
+        # made of the override phrase ("ignore_previous_instructions: ...")
+        if judged.endswith(":") and _OVERRIDE_KEY.match(judged):
+            judged = judged[:-1]
         if not _CODE_TOKEN.search(judged) and flat[end + 1 : end + 2] != "=":
             parts += (flat[done:start], token.replace("_", " "))
             done = end
@@ -507,6 +512,11 @@ def unjoined(flat: str) -> str | None:
 
 # What makes a token with underscores read as code rather than words: see unjoined().
 _CODE_TOKEN = re.compile(r"[(\[=:]|\.\w")
+# A key whose words include a verb of the override phrase ("disregard_all_prior_rules:").
+_OVERRIDE_KEY = re.compile(
+    r"(?i)(?:\w*_)?(?:" + "|".join(w for w, c in CLASS_OF.items() if c == "IGNORE")
+    + r")_\w+:$"
+)
 # The text, its comments, its hidden text and the attributes a reader sees (alt, title).
 _UNJOINED_KINDS = frozenset({"text", "comment", "hidden", "markup"})
 
