@@ -98,6 +98,17 @@ async def test_an_injection_hidden_with_css_is_withheld(db_file: Path):
     assert {"hidden_instruction.css_hidden_text", "hidden_instruction.comment_to_ai"} <= set(rules)
 
 
+async def test_an_injection_after_megabytes_of_padding_is_withheld(db_file: Path):
+    # Padding a result past the scan's time budget does not hide the order at its end: the
+    # text itself is read whole by the rules, only the views decoded from it stop.
+    async with proxied(db_file) as client:
+        result = await client.call_tool("fetch_padded", {"megabytes": 5})
+    assert result.is_error and "acme-support" not in text_of(result)
+    rows = await wait_for(lambda: s2c_rows(db_file, "fetch_padded") or None, what="audit row")
+    assert rows is not None and rows[0]["verdict"] == "block"
+    assert "role_hijack.ignore_previous" in json.loads(rows[0]["detail"])["rules"]
+
+
 async def test_disguised_injection_passes_through(db_file: Path):
     # The documented blind spot: nothing to match, so it reaches the client (see
     # tests/test_detector_classes.py::test_disguised_injection_blind_spot).

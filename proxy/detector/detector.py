@@ -278,7 +278,8 @@ class Detector:
         if inspection.classifier is not None and inspection.classifier["label"] == "injection":
             parts.append(f"classifier: injection ({inspection.classifier['score']:.2f})")
         if inspection.timed_out:
-            parts.append(f"scan stopped at its {self.time_budget_ms:g} ms budget")
+            parts.append(f"scan stopped at its {self.time_budget_ms:g} ms budget (the text "
+                         "itself was read whole by the rules, not every view decoded from it)")
         return "; ".join(parts)
 
 

@@ -3,8 +3,9 @@
 RE2 matches in linear time, so no input can make a pattern backtrack; a set of all patterns is
 searched in one pass and only the rules it reports are searched again for their match (the
 excerpt). Long segments are searched in overlapping windows so the deadline is checked between
-them. The overlap is at least the widest match any rule can make (redos.MAX_MATCH_WIDTH), so a
-phrase that straddles a window edge is still found whole in the next window.
+them (in the views made from the text; the text itself is read to the end). The overlap is at
+least the widest match any rule can make (redos.MAX_MATCH_WIDTH), so a phrase that straddles a
+window edge is still found whole in the next window.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from proxy.detector.rules import Rule, re2_options
 from proxy.detector.widen import widen
 
 WINDOW = 256 * 1024
+# The views a reader sees as written (the text, its lines, its comments, what a renderer hides,
+# the attributes of its tags): matched to the end whatever the deadline, so padding a result
+# past the budget cannot hide an order in it (the relay passes no frame too large to scan
+# whole). What was decoded or respelled from them stops at the deadline.
+READ_WHOLE = frozenset({"text", "lines", "comment", "hidden", "markup"})
 OVERLAP = MAX_MATCH_WIDTH
 EXCERPT_CHARS = 80
 
@@ -131,9 +137,12 @@ def scan(
         rules = compiled.lines if lines else compiled.flat
         if not rules or not segment.text:
             continue
-        if not _scan_segment(segment, rules, compiled, lines, deadline, window, found, result):
+        whole = segment.kind in READ_WHOLE
+        if result.timed_out and not whole:
+            continue
+        if not _scan_segment(segment, rules, compiled, lines, None if whole else deadline,
+                             window, found, result):
             result.timed_out = True
-            return result
     return result
 
 
