@@ -213,7 +213,9 @@ class Detector:
         found_rules = scan(prepared, self._compiled[direction], deadline)
         timed_out = prepared.timed_out or found_rules.timed_out
         model: ModelScore | None = None
-        if self.use_model and direction == "s2c" and not timed_out:
+        if self.use_model and direction == "s2c":
+            # Past the deadline only the text itself is scored (model.score), as the rules
+            # read it whole: the views made from it are what the budget cuts.
             texts, text_view = model_views(prepared)
             model = shipped_model().model.score(
                 texts, [rule.cls for rule in found_rules.hits],
@@ -222,7 +224,7 @@ class Detector:
             )
             # Only a scan the deadline cut short is a timeout: one that read everything, late
             # (a loaded machine, a collector's pause), has its whole verdict.
-            timed_out = not model.complete
+            timed_out = timed_out or not model.complete
         return prepared, found_rules, model, timed_out
 
     def _apply_classifier(

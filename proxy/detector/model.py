@@ -320,7 +320,9 @@ class LinearModel:
         base: int | None = None,
     ) -> ModelScore:
         """Score folded texts (the flat views of a result); the best window of any counts.
-        Past `deadline` (a time.monotonic() instant) the texts left are not scored.
+        Past `deadline` (a time.monotonic() instant) the texts left are not scored, except
+        `base`, the text itself, which is scored whatever the time (padding a result past the
+        budget must not hide an order only the learned layer reads).
 
         `base` (an index into `texts`) is scored first and in full; every other text is
         scored as what it changes in a text scored before it when it is close to one (a
@@ -329,6 +331,8 @@ class LinearModel:
         """
         best, excerpt, complete = -math.inf, "", False
         if len(texts) == 1:  # what Views does with one text: its tokens, scored whole
+            if base == 0:
+                deadline = None
             if deadline is None or time.monotonic() <= deadline:
                 toks = self._scorer.tokenize(texts[0])
                 if deadline is None or time.monotonic() <= deadline:
@@ -360,9 +364,10 @@ class LinearModel:
         found: dict[int, Run] = {}
         views = Views(self._scorer, derive=len(texts) > 1)
         for index in order:
-            if deadline is not None and time.monotonic() > deadline:
+            until = None if index == base else deadline  # the text itself: whatever the time
+            if until is not None and time.monotonic() > until:
                 break
-            run = views.score(texts[index], deadline)
+            run = views.score(texts[index], until)
             if run is None:
                 break  # tokenising a megabyte can use up the budget: not the window sums too
             found[index] = run
