@@ -14,6 +14,8 @@ SEEDS = {
     "tags_and_brackets": "<span [system] <|im_",
     "zero_width": "i\u200bg",
     "mixed_script": "іgnоrе ",
+    # keys of underscored words in comments, each a view of its own read apart at underscores
+    "key_underscores": "<!-- " + "ignore_" * 2000 + "-: -->\n",
 }
 
 

@@ -498,7 +498,7 @@ def unjoined(flat: str) -> str | None:
         judged = token[value + 2 :] if value >= 0 else token
         # a key is code ("system_prompt: |" in a config file is not a header), unless it is
         # made of the override phrase ("ignore_previous_instructions: ...")
-        if judged.endswith(":") and _OVERRIDE_KEY.match(judged):
+        if judged.endswith(":") and _override_key(judged[:-1]):
             judged = judged[:-1]
         if not _CODE_TOKEN.search(judged) and flat[end + 1 : end + 2] != "=":
             parts += (flat[done:start], token.replace("_", " "))
@@ -512,11 +512,19 @@ def unjoined(flat: str) -> str | None:
 
 # What makes a token with underscores read as code rather than words: see unjoined().
 _CODE_TOKEN = re.compile(r"[(\[=:]|\.\w")
-# A key whose words include a verb of the override phrase ("disregard_all_prior_rules:").
-_OVERRIDE_KEY = re.compile(
-    r"(?i)(?:\w*_)?(?:" + "|".join(w for w, c in CLASS_OF.items() if c == "IGNORE")
-    + r")_\w+:$"
-)
+# The verbs of the override phrase, which make a key read as words (see _override_key).
+_OVERRIDE_VERBS = frozenset(w for w, c in CLASS_OF.items() if c == "IGNORE")
+_WORD_CHARS = re.compile(r"\w+")
+
+
+def _override_key(key: str) -> bool:
+    """Whether `key` (a token's text before its closing colon) is words joined by underscores
+    with a verb of the override phrase before its last word ("disregard_all_prior_rules").
+    Split, not matched by one pattern: a regex that finds the verb anywhere backtracks over a
+    long run of underscores (quadratic: a megabyte of such keys in comments took a minute)."""
+    if "_" not in key or _WORD_CHARS.fullmatch(key) is None:
+        return False
+    return not _OVERRIDE_VERBS.isdisjoint(key.lower().split("_")[:-1])
 # The text, its comments, its hidden text and the attributes a reader sees (alt, title).
 _UNJOINED_KINDS = frozenset({"text", "comment", "hidden", "markup"})
 
