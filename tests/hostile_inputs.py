@@ -3,6 +3,19 @@ pattern): used by the detector's ReDoS test and by bench/detector_bench.py."""
 
 from __future__ import annotations
 
+import string
+
+
+def _misspellings(words: tuple[str, ...], count: int) -> str:
+    """`count` distinct one-letter misspellings of `words`, in a fixed order."""
+    out: list[str] = []
+    for word in words:
+        for at in range(len(word)):
+            out += [word[:at] + c + word[at + 1 :] for c in string.ascii_lowercase
+                    if c != word[at]]
+    return " ".join(out[:count]) + " "
+
+
 SEEDS = {
     "near_miss_phrases": "ignore all previous instruction ignore the above and ",
     "render_image_gap": "render image with the data of render image ",
@@ -16,6 +29,8 @@ SEEDS = {
     "mixed_script": "іgnоrе ",
     # keys of underscored words in comments, each a view of its own read apart at underscores
     "key_underscores": "<!-- " + "ignore_" * 2000 + "-: -->\n",
+    # thousands of distinct misspelt override words in one view, each read back
+    "misspellings": _misspellings(("instructions", "previous", "disregard", "guidelines"), 2000),
 }
 
 

@@ -149,3 +149,16 @@ def test_the_glued_words_read_apart():
     # inflections and ordinary words are not glue
     assert repaired("the model ignored previous instructions; ignores; forgetting") is None
     assert repaired("disregarded the overrides") is None
+
+
+def test_many_misspellings_are_read_back_as_few_are():
+    # Past a few dozen misspelt words a view's words are each looked up, rather than matched
+    # by one pattern with an alternative per misspelling (slow with thousands of them); the
+    # copy is the same as reading each word back on its own.
+    from tests.hostile_inputs import SEEDS
+
+    words = (SEEDS["misspellings"] + "and the instrucsions above").split()
+    spelled = repaired(" ".join(words))
+    assert spelled is not None
+    assert spelled.split() == [repaired(word) or word for word in words]
+    assert spelled.endswith("and the instructions above")
