@@ -209,7 +209,7 @@ class Detector:
             found = base(text, deadline=deadline)
             if keep:
                 self._arguments = {id(text): (text, found)}
-        prepared = finish(found, markup=markup)
+        prepared = finish(found, markup=markup, deadline=deadline)
         found_rules = scan(prepared, self._compiled[direction], deadline)
         timed_out = prepared.timed_out or found_rules.timed_out
         model: ModelScore | None = None

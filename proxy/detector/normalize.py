@@ -442,14 +442,18 @@ def base(text: str, *, deadline: float | None = None, readers: bool = True) -> B
     return out
 
 
-def finish(found: Base, *, markup: bool = True) -> Prepared:
-    """The segments of a prepared text, with tags and comments read (`markup`) or kept."""
+def finish(found: Base, *, markup: bool = True, deadline: float | None = None) -> Prepared:
+    """The segments of a prepared text, with tags and comments read (`markup`) or kept; past
+    `deadline` (a time.perf_counter() value) the rules-only views below are not made."""
     out = Prepared(signals=set(found.signals), timed_out=found.timed_out)
     _finish(found.root, markup, out)
     # Views for the rules only; the learned layer's tokens already read both ways.
     for segment in list(out.segments):
         if segment.kind == "lines":
             continue
+        if deadline is not None and time.perf_counter() > deadline:
+            out.timed_out = True  # views made from the text: what the budget cuts
+            break
         text = segment.text
         # Not for the argument rules (no markup read): a shell or a path reads `_` as itself;
         # not for what was decoded or respelled, whose views already cost a scan each.
@@ -538,7 +542,8 @@ def prepare(
     where they are payload, not presentation). `deadline` is a time.perf_counter() value; past it
     the expensive optional passes (decoding) stop and `timed_out` is set.
     """
-    return finish(base(text, deadline=deadline, readers=readers), markup=markup)
+    return finish(base(text, deadline=deadline, readers=readers), markup=markup,
+                  deadline=deadline)
 
 
 # What a text is asked about in one set search: respelling marks and encoded runs.
