@@ -27,6 +27,11 @@ WINDOW = 256 * 1024
 # past the budget cannot hide an order in it (the relay passes no frame too large to scan
 # whole). What was decoded or respelled from them stops at the deadline.
 READ_WHOLE = frozenset({"text", "lines", "comment", "hidden", "markup"})
+# Views made from the text that were made before the deadline and are small (a decoded base64
+# or hex chunk, not a respelled copy of the whole text) are matched past it too, up to a total:
+# their making is paid, and an order encoded after a megabyte of padding is one of them.
+LATE_VIEW = 64 * 1024
+LATE_VIEWS = 1 << 20
 OVERLAP = MAX_MATCH_WIDTH
 EXCERPT_CHARS = 80
 
@@ -132,12 +137,18 @@ def scan(
             found.add(rule.id)
             result.hits.append(rule)
             result.excerpts[rule.id] = f"signal:{rule.signal}"
+    late = 0  # characters of small views matched past the deadline
     for segment in prepared.segments:
         lines = segment.kind == "lines"
         rules = compiled.lines if lines else compiled.flat
         if not rules or not segment.text:
             continue
         whole = segment.kind in READ_WHOLE
+        # a small view already made (a decoded chunk) is matched whatever the time too
+        if (not whole and late < LATE_VIEWS and len(segment.text) <= LATE_VIEW
+                and deadline is not None and time.perf_counter() > deadline):
+            late += len(segment.text)
+            whole = True
         if result.timed_out and not whole:
             continue
         if not _scan_segment(segment, rules, compiled, lines, None if whole else deadline,
