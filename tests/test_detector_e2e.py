@@ -109,6 +109,18 @@ async def test_an_injection_after_megabytes_of_padding_is_withheld(db_file: Path
     assert "role_hijack.ignore_previous" in json.loads(rows[0]["detail"])["rules"]
 
 
+async def test_an_injection_in_a_text_blob_is_withheld(db_file: Path):
+    # Clients decode a text/plain blob for the model; the proxy reads it as they do.
+    async with proxied(db_file) as client:
+        result = await client.call_tool("fetch_note_blob", {"name": "widget"})
+    assert result.is_error
+    rows = await wait_for(lambda: s2c_rows(db_file, "fetch_note_blob") or None, what="audit row")
+    assert rows is not None and rows[0]["verdict"] == "block"
+    detail = json.loads(rows[0]["detail"])
+    assert "role_hijack.ignore_previous" in detail["rules"]
+    assert "decoded:resource_blob" in detail["notes"]
+
+
 async def test_disguised_injection_passes_through(db_file: Path):
     # The documented blind spot: nothing to match, so it reaches the client (see
     # tests/test_detector_classes.py::test_disguised_injection_blind_spot).

@@ -67,13 +67,42 @@ def test_non_text_content_is_skipped_and_noted(detector):
         "content": [
             {"type": "image", "data": image, "mimeType": "image/png"},
             {"type": "audio", "data": image, "mimeType": "audio/wav"},
-            {"type": "resource", "resource": {"uri": "file:///b", "blob": image}},
+            {"type": "resource",
+             "resource": {"uri": "file:///b.pdf", "blob": image, "mimeType": "application/pdf"}},
             {"type": "text", "text": "ok"},
         ]
     }
     found = detector.inspect_result("tools/call", result)
     assert found.verdict == "pass"
     assert "skipped:non_text_content" in found.notes
+
+
+def _blob(text: str, spell: str) -> str:
+    if spell == "url_safe":
+        return base64.urlsafe_b64encode(text.encode()).decode()
+    plain = base64.b64encode(text.encode()).decode()
+    if spell == "unpadded":
+        return plain.rstrip("=")
+    if spell == "wrapped":  # MIME-style lines, which clients' decoders skip
+        return "\r\n".join(plain[i : i + 16] for i in range(0, len(plain), 16))
+    return plain
+
+
+@pytest.mark.parametrize("method", ["tools/call", "resources/read"])
+@pytest.mark.parametrize("mime", ["text/plain", "text/markdown; charset=utf-8",
+                                  "application/json", None])
+@pytest.mark.parametrize("spell", ["plain", "url_safe", "unpadded", "wrapped"])
+def test_a_text_blob_is_read_as_the_text_a_client_decodes(detector, method, mime, spell):
+    # Clients decode a text/* blob (and some one without a type) as UTF-8 and hand it to the
+    # model; skipping blobs let an injection through as base64. Decoded as leniently as they do.
+    resource = {"uri": "file:///notes.txt", "blob": _blob(INJECTION, spell)}
+    if mime is not None:
+        resource["mimeType"] = mime
+    result = ({"content": [{"type": "resource", "resource": resource}]}
+              if method == "tools/call" else {"contents": [resource]})
+    found = detector.inspect_result(method, result)
+    assert found.verdict == "block" and "role_hijack.ignore_previous" in found.rules
+    assert "decoded:resource_blob" in found.notes
 
 
 def test_meta_is_not_scanned(detector):

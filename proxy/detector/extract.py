@@ -1,13 +1,16 @@
 """Pull every piece of text a model would read out of an MCP result or tool-call arguments.
 
-Covers tools/call (text items, embedded resource text, resource links, structuredContent
-strings), resources/read (contents), prompts/get (description and messages) and, for anything
-else, every string in the object. Non-text content (images, audio, blobs) is noted as skipped.
+Covers tools/call (text items, embedded resource text and blobs that are not of a binary type,
+resource links, structuredContent strings), resources/read (contents), prompts/get
+(description and messages) and, for anything else, every string in the object. Non-text
+content (images, audio, blobs of a binary type) is noted as skipped.
 Never raises: odd shapes are walked generically.
 """
 
 from __future__ import annotations
 
+import binascii
+import re
 from typing import Any
 
 MAX_DEPTH = 64  # JSON nesting we follow; deeper is noted and skipped
@@ -61,10 +64,52 @@ class Collector:
         if not isinstance(contents, dict):
             self.strings(contents, depth)
             return
-        if isinstance(contents.get("text"), str):
-            self.texts.append(contents["text"])
-        elif "blob" in contents:
+        text = resource_text(contents)
+        if text:
+            self.texts.append(text)
+            if not isinstance(contents.get("text"), str):
+                self.note("decoded:resource_blob")
+        elif text is None and "blob" in contents:
             self.note("skipped:non_text_content")
+
+
+def resource_text(resource: dict[str, Any]) -> str | None:
+    """The text of a resource's contents as a client hands it to a model: its `text`, or its
+    `blob` decoded when that is not of a binary type (blob_text); None when it has neither."""
+    if isinstance(resource.get("text"), str):
+        return str(resource["text"])
+    return blob_text(resource.get("blob"), resource.get("mimeType"))
+
+
+# Blobs of these types reach a model as what they are (an image, a sound), never as text.
+_BINARY_PREFIXES = ("image/", "audio/", "video/", "font/")
+_BINARY_TYPES = frozenset({
+    "application/pdf", "application/octet-stream", "application/zip", "application/gzip",
+    "application/x-tar", "application/x-7z-compressed", "application/wasm",
+})
+# What Node's Buffer.from(s, "base64") reads: both alphabets, anything else skipped.
+_URL_SAFE = str.maketrans("-_", "+/")
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]+")
+
+
+def blob_text(blob: Any, mime: Any) -> str | None:
+    """A resource blob as the text a client shows a model (None: a binary type, or no blob).
+
+    Clients decode a `text/*` blob, and some one without a type, as UTF-8 and hand it to the
+    model (LibreChat, the Anthropic SDK's converter), so such a blob is read as text: decoded
+    as leniently as a client would (both alphabets, whitespace and stray characters skipped,
+    padding optional, invalid UTF-8 replaced), never more strictly than the reader that hurts.
+    """
+    if not isinstance(blob, str):
+        return None
+    kind = mime.split(";", 1)[0].strip().lower() if isinstance(mime, str) else ""
+    if kind.startswith(_BINARY_PREFIXES) or kind in _BINARY_TYPES:
+        return None
+    letters = _NOT_BASE64.sub("", blob.translate(_URL_SAFE))
+    if len(letters) % 4 == 1:
+        letters = letters[:-1]  # a letter left over holds no whole byte
+    data = binascii.a2b_base64(letters + "=" * (-len(letters) % 4))
+    return data.decode("utf-8", errors="replace")
 
 
 def collect_result(method: str | None, result: Any) -> Collector:

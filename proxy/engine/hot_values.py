@@ -28,6 +28,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from proxy.decision import Decision
+from proxy.detector.extract import resource_text
 from proxy.engine.dates import date_keys, matches
 from proxy.engine.destinations import extract_destinations
 from proxy.engine.leaves import scalar_leaves
@@ -229,7 +230,7 @@ def result_parts(result: Any) -> tuple[list[str], list[tuple[str, str]]]:
             if isinstance(block, dict) and isinstance(block.get("text"), str):
                 walk(block["text"], True)
             elif isinstance(block, dict) and isinstance(block.get("resource"), dict):
-                walk(block["resource"].get("text"), True)
+                walk(resource_text(block["resource"]), True)
         if result.get("structuredContent") is not None and not result.get("content"):
             walk(result["structuredContent"], False)
     return free, structured

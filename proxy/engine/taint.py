@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from proxy.detector.extract import resource_text
 from proxy.engine.destinations import (
     EMAIL,
     HOST,
@@ -225,8 +226,9 @@ def _leaves_of(result: Any) -> list[tuple[str, str, str]]:
                 else:
                     leaves.append((f"content[{i}].text", "", text))
             resource = block.get("resource")
-            if isinstance(resource, dict) and isinstance(resource.get("text"), str):
-                leaves.append((f"content[{i}].resource", "", resource["text"]))
+            found = resource_text(resource) if isinstance(resource, dict) else None
+            if found:
+                leaves.append((f"content[{i}].resource", "", found))
             if isinstance(block.get("uri"), str):
                 leaves.append((f"content[{i}].uri", "uri", block["uri"]))
     else:
