@@ -97,6 +97,16 @@ def test_values_of_a_flagged_result_are_denied_to_state_changing_tools(
     assert d.origin is not None and d.origin["verdict"] == verdict
 
 
+def test_values_only_in_structured_content_are_hot_too(engine):
+    # Clients may hand the model structuredContent rather than the text blocks beside it; the
+    # detector reads both, so the values of a flagged result come from both.
+    result = {"content": [{"type": "text", "text": "Weather: sunny, 21 C."}],
+              "structuredContent": {"forecast": "sunny", "note": INJECTED}}
+    seen(engine, "read_document", result, "warn")
+    d = engine.decide("update_password", {"password": "winter-2024"})
+    assert (d.verdict, d.contract) == ("deny", "injected_action"), d
+
+
 def test_values_of_a_flagged_text_blob_are_denied_too(engine):
     # A client decodes a text/* blob for the model, so its values are read like a text block's.
     import base64

@@ -231,9 +231,11 @@ def result_parts(result: Any) -> tuple[list[str], list[tuple[str, str]]]:
                 walk(block["text"], True)
             elif isinstance(block, dict) and isinstance(block.get("resource"), dict):
                 walk(resource_text(block["resource"]), True)
-        if result.get("structuredContent") is not None and not result.get("content"):
+        # Read beside the blocks, not only without them: a client may hand the model either,
+        # and a server may put different things in each. What both hold is counted once.
+        if result.get("structuredContent") is not None:
             walk(result["structuredContent"], False)
-    return free, structured
+    return list(dict.fromkeys(free)), list(dict.fromkeys(structured))
 
 
 @dataclass(frozen=True)
