@@ -122,6 +122,8 @@ def test_meta_is_not_scanned(detector):
         {"content": [{"type": "text", "text": None}]},
         {"structuredContent": {"a": {"b": [1.5, True]}}},
         {"contents": {"weird": True}},
+        {"content": [{"type": "resource", "resource": {"blob": ["x"], "mimeType": {}}}]},
+        {"contents": [{"uri": "x", "blob": 42, "mimeType": ["text/plain"]}]},
         {"content": [{"type": "text", "text": "\ud800 lone surrogate"}]},
     ],
 )

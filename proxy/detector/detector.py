@@ -281,7 +281,7 @@ class Detector:
             parts.append(f"classifier: injection ({inspection.classifier['score']:.2f})")
         if inspection.timed_out:
             parts.append(f"scan stopped at its {self.time_budget_ms:g} ms budget (the text "
-                         "itself was read whole by the rules, not every view decoded from it)")
+                         "itself was read whole, not every view decoded from it)")
         return "; ".join(parts)
 
 

@@ -10,6 +10,7 @@ Never raises: odd shapes are walked generically.
 from __future__ import annotations
 
 import binascii
+import functools
 import re
 from typing import Any
 
@@ -105,6 +106,13 @@ def blob_text(blob: Any, mime: Any) -> str | None:
     kind = mime.split(";", 1)[0].strip().lower() if isinstance(mime, str) else ""
     if kind.startswith(_BINARY_PREFIXES) or kind in _BINARY_TYPES:
         return None
+    return _decoded(blob)
+
+
+@functools.lru_cache(maxsize=4)
+def _decoded(blob: str) -> str:
+    """Cached: the detector, the taint step and the hot values each read the same blob of a
+    result (the same string object, whose hash Python keeps), and decode it once."""
     letters = _NOT_BASE64.sub("", blob.translate(_URL_SAFE))
     if len(letters) % 4 == 1:
         letters = letters[:-1]  # a letter left over holds no whole byte

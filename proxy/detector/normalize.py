@@ -516,6 +516,8 @@ def unjoined(flat: str) -> str | None:
 
 # What makes a token with underscores read as code rather than words: see unjoined().
 _CODE_TOKEN = re.compile(r"[(\[=:]|\.\w")
+# The text, its comments, its hidden text and the attributes a reader sees (alt, title).
+_UNJOINED_KINDS = frozenset({"text", "comment", "hidden", "markup"})
 # The verbs of the override phrase, which make a key read as words (see _override_key).
 _OVERRIDE_VERBS = frozenset(w for w, c in CLASS_OF.items() if c == "IGNORE")
 _WORD_CHARS = re.compile(r"\w+")
@@ -529,8 +531,6 @@ def _override_key(key: str) -> bool:
     if "_" not in key or _WORD_CHARS.fullmatch(key) is None:
         return False
     return not _OVERRIDE_VERBS.isdisjoint(key.lower().split("_")[:-1])
-# The text, its comments, its hidden text and the attributes a reader sees (alt, title).
-_UNJOINED_KINDS = frozenset({"text", "comment", "hidden", "markup"})
 
 
 def prepare(
